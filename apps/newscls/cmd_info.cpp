@@ -1,0 +1,30 @@
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "commands.h"
+#include "common_options.h"
+#include "newscls/bundle.h"
+
+namespace newscls::app {
+
+void setup_info(CLI::App& app) {
+  auto model_dir = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("info", "Verify a model bundle and print its manifest as JSON");
+  add_model_dir_option(*cmd, *model_dir);
+  cmd->callback([model_dir] {
+    const Bundle bundle = Bundle::open(*model_dir);
+    nlohmann::json j = manifest_to_json(bundle.manifest());
+    std::uintmax_t total = 0;
+    for (auto& [name, payload] : j["payloads"].items()) {
+      const std::uintmax_t bytes = std::filesystem::file_size(bundle.payload_path(name));
+      payload["bytes"] = bytes;
+      total += bytes;
+    }
+    j["bundle_bytes"] = total;
+    j["verified"] = true;
+    std::printf("%s\n", j.dump(2).c_str());
+  });
+}
+
+}  // namespace newscls::app

@@ -1,0 +1,36 @@
+#include <cstdio>
+#include <memory>
+
+#include "commands.h"
+#include "common_options.h"
+#include "newscls/classifier.h"
+#include "newscls/workflow.h"
+
+namespace newscls::app {
+
+void setup_train(CLI::App& app) {
+  auto request = std::make_shared<TrainRequest>();
+  CLI::App* cmd = app.add_subcommand("train", "Train a model on the train split, select on dev, evaluate on test");
+  cmd->add_option("--model", request->family, "Model family")
+      ->required()
+      ->check(CLI::IsMember(known_families()));
+  add_data_option(*cmd, request->data_dir);
+  cmd->add_option("--out", request->out_dir, "Bundle directory to write (default: runs/<model>)");
+  cmd->add_option("--config", request->config_file, "JSON file overriding the model's default config");
+  cmd->add_option("--set", request->overrides, "Override one config key, key=value (repeatable)");
+  add_seed_option(*cmd, request->seed);
+  add_threads_option(*cmd, request->threads);
+  add_skip_bad_lines_option(*cmd, request->skip_bad_lines);
+  cmd->add_flag("--resume", request->resume, "Continue from the last checkpoint in <out>.work (bert)");
+  cmd->add_option("--init", request->init_dir, "Start from a pretrained encoder bundle (bert)");
+  cmd->add_option("--device", request->device, "cpu or cuda (bert)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->callback([request] {
+    const TrainOutcome outcome = train_model(*request);
+    std::printf("%s on test (bundle %s)\n%s", request->family.c_str(), outcome.out_dir.c_str(),
+                format_metrics_table(outcome.test_metrics).c_str());
+  });
+}
+
+}  // namespace newscls::app

@@ -1,0 +1,14 @@
+// One setup_* function per subcommand: each declares its options and a callback that
+// runs it. Callbacks throw newscls::Error; main maps errors to exit codes.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace newscls::app {
+
+void setup_train(CLI::App& app);
+void setup_eval(CLI::App& app);
+void setup_predict(CLI::App& app);
+void setup_info(CLI::App& app);
+
+}  // namespace newscls::app

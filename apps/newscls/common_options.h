@@ -1,0 +1,17 @@
+// Options shared by several subcommands, declared once with their defaults and help.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace newscls::app {
+
+void add_data_option(CLI::App& cmd, std::string& data_dir);
+void add_seed_option(CLI::App& cmd, std::uint64_t& seed);
+void add_threads_option(CLI::App& cmd, int& threads);
+void add_skip_bad_lines_option(CLI::App& cmd, bool& skip);
+void add_model_dir_option(CLI::App& cmd, std::string& model_dir);
+
+}  // namespace newscls::app

@@ -1,0 +1,64 @@
+// newscls: classify Chinese news titles with four model families of rising cost and power.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "blas_env.h"
+#include "commands.h"
+#include "newscls/error.h"
+#include "newscls/interrupt.h"
+
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInterrupted = 130;
+
+void setup_logging(const std::string& level) {
+  auto logger = spdlog::stderr_color_mt("newscls");
+  logger->set_pattern("[%H:%M:%S] %^%l%$ %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(level));
+}
+
+int report(const newscls::Error& e) {
+  std::fprintf(stderr, "error: %s\n", e.what());
+  switch (e.kind()) {
+    case newscls::ErrorKind::kUsage: return kExitUsage;
+    case newscls::ErrorKind::kInterrupted: return kExitInterrupted;
+    default: return kExitError;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  newscls::app::ensure_blas_environment(argv);
+  CLI::App app{"newscls: classify Chinese news titles (TF-IDF + random forest, fastText, BERT, LLM zero-shot)"};
+  app.require_subcommand(1);
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (logs go to stderr)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  app.parse_complete_callback([&log_level] { setup_logging(log_level); });
+  newscls::app::setup_train(app);
+  newscls::app::setup_eval(app);
+  newscls::app::setup_predict(app);
+  newscls::app::setup_info(app);
+  newscls::install_interrupt_handlers();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  } catch (const newscls::Error& e) {
+    return report(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitError;
+  }
+  return 0;
+}

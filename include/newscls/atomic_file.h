@@ -1,0 +1,42 @@
+// Writing outputs so that a crash or interrupt never leaves a half-written file.
+//
+// Content goes to "<path>.tmp.<pid>" and is renamed over <path> only when complete and
+// flushed; an AtomicOutputFile destroyed without commit() removes its temporary file.
+//
+//   write_file_atomic("runs/x/metrics.json", json.dump(2) + "\n");
+//   AtomicOutputFile out(path); std::fputs("...", out.stream()); out.commit();
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace newscls {
+
+void write_file_atomic(const std::string& path, std::string_view content);
+std::string read_file(const std::string& path);
+
+class AtomicOutputFile {
+ public:
+  // path "-" writes straight to stdout (nothing to rename).
+  explicit AtomicOutputFile(const std::string& path);
+  ~AtomicOutputFile();
+  AtomicOutputFile(const AtomicOutputFile&) = delete;
+  AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;
+
+  std::FILE* stream() { return file_; }
+  void write(std::string_view s);
+  // Flushes, fsyncs and renames; throws IoError on failure (a full disk, say).
+  void commit();
+
+ private:
+  std::string path_, tmp_path_;
+  std::FILE* file_ = nullptr;
+  bool is_stdout_ = false;
+  bool committed_ = false;
+};
+
+// Creates dir and its parents; IoError when it cannot.
+void make_directories(const std::string& dir);
+
+}  // namespace newscls

@@ -1,0 +1,78 @@
+// Model bundles: a directory with manifest.json plus payload files.
+//
+// manifest.json: {"format": "newscls-bundle", "format_version": 1, "family": "tfidf-rf",
+//   "labels": [...], "config": {...}, "payloads": {"forest.bin": {"sha256": "...",
+//   "bytes": n}}, "training": {...}, "created_by": "newscls 0.1.0"}.
+// BundleWriter builds the whole bundle in "<dir>.tmp.<pid>" and renames it over <dir> only
+// at commit(), so an interrupted run never leaves a half-written bundle under its name.
+// Bundle::open refuses, with ModelFormatError, a newer format version (naming both), a
+// missing or mistyped manifest key, a missing payload, or a checksum mismatch.
+//
+//   BundleWriter w(out_dir);
+//   model.save(w);                       // payloads via w.payload_path("forest.bin")
+//   write_file_atomic(w.file_path("metrics.json"), ...);   // extra, unchecked files
+//   w.commit(manifest);
+//   Bundle b = Bundle::open(out_dir);    // verified
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace newscls {
+
+constexpr const char* kBundleFormat = "newscls-bundle";
+constexpr int kBundleFormatVersion = 1;
+
+struct Manifest {
+  std::string family;
+  int format_version = kBundleFormatVersion;
+  std::vector<std::string> labels;
+  nlohmann::json config = nlohmann::json::object();
+  nlohmann::json training = nlohmann::json::object();
+  // payload name -> sha256 hex; filled by BundleWriter::commit.
+  std::map<std::string, std::string> payloads;
+};
+
+nlohmann::json manifest_to_json(const Manifest& m);
+// origin names the file in errors.
+Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin);
+
+class BundleWriter {
+ public:
+  explicit BundleWriter(std::string final_dir);
+  ~BundleWriter();
+  BundleWriter(const BundleWriter&) = delete;
+  BundleWriter& operator=(const BundleWriter&) = delete;
+
+  // Path of a checksummed payload inside the temporary bundle directory.
+  std::string payload_path(const std::string& name);
+  // Path of an extra file (metrics.json, confusion.svg) that travels with the bundle.
+  std::string file_path(const std::string& name) const;
+  const std::string& temp_dir() const { return tmp_dir_; }
+  // Hashes the payloads, writes manifest.json and renames the directory into place.
+  void commit(Manifest manifest);
+
+ private:
+  std::string final_dir_, tmp_dir_;
+  std::vector<std::string> payload_names_;
+  bool committed_ = false;
+};
+
+class Bundle {
+ public:
+  static Bundle open(const std::string& dir);
+  const Manifest& manifest() const { return manifest_; }
+  const std::string& dir() const { return dir_; }
+  // Throws ModelFormatError when the manifest lists no such payload.
+  std::string payload_path(const std::string& name) const;
+
+ private:
+  std::string dir_;
+  Manifest manifest_;
+};
+
+}  // namespace newscls

@@ -1,0 +1,88 @@
+// The one interface every model family implements, and the factory keyed by family name.
+//
+// A family is configured (validated JSON config), trained on a TrainContext, and turns
+// raw titles into Predictions. It saves itself as payloads of a bundle and loads back
+// from one; load_classifier(dir) reads the family from the bundle's manifest.
+//
+//   auto model = make_classifier("tfidf-rf");
+//   nlohmann::json cfg = default_config("tfidf-rf");  apply_override(cfg, "n_trees=10");
+//   model->configure(cfg);
+//   model->train(ctx);
+//   std::vector<Prediction> p = model->predict_batch(titles);
+//   auto again = load_classifier("runs/tfidf-rf");
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "newscls/bundle.h"
+#include "newscls/data.h"
+#include "newscls/metrics.h"
+
+namespace newscls {
+
+struct Prediction {
+  int label = kUnknownLabel;      // kUnknownLabel when the model gave no usable answer
+  float score = 0;                // probability of `label`
+  std::vector<float> probs;       // one per class; empty for an unknown answer
+};
+
+struct TrainContext {
+  const Dataset* train = nullptr;
+  const Dataset* dev = nullptr;
+  const LabelSet* labels = nullptr;
+  std::uint64_t seed = 1;
+  int threads = 1;
+  // Scratch space that survives the run (checkpoints for --resume); never the bundle dir.
+  std::string work_dir;
+  bool resume = false;
+  std::string init_dir;           // e.g. a pretrained encoder (bert --init)
+  std::string device = "cpu";
+};
+
+class Classifier {
+ public:
+  virtual ~Classifier() = default;
+  virtual std::string family() const = 0;
+
+  // Validates and adopts a full config; throws ConfigError naming the key.
+  virtual void configure(const nlohmann::json& config) = 0;
+  virtual nlohmann::json config() const = 0;
+
+  // Fits on ctx.train, using ctx.dev only for model selection. Returns training facts
+  // for the manifest and metrics.json (train_seconds, titles/s, chosen values...).
+  virtual nlohmann::json train(const TrainContext& ctx) = 0;
+
+  // Raw titles in, one Prediction each, same order. Normalises internally.
+  virtual std::vector<Prediction> predict_batch(const std::vector<std::string>& titles) = 0;
+  virtual std::size_t preferred_batch_size() const { return 1024; }
+  virtual void set_threads(int threads) {}
+
+  virtual void save(BundleWriter& bundle) const = 0;
+  virtual void load(const Bundle& bundle) = 0;
+
+  // Counters for metrics.json of a run (requests, cache hits, cost...); {} by default.
+  virtual nlohmann::json run_stats() const { return nlohmann::json::object(); }
+  // How many titles eval should use (a seeded stratified sample); 0 means all.
+  virtual std::size_t eval_limit() const { return 0; }
+
+  // Families with attention weights write i.json, i.npy and i.html for each title, with
+  // i counted from first_index. Others throw UsageError.
+  virtual void dump_attention(const std::vector<std::string>& titles, std::size_t first_index,
+                              const std::string& out_dir);
+};
+
+std::vector<std::string> known_families();
+// Throws UsageError for an unknown family.
+std::unique_ptr<Classifier> make_classifier(const std::string& family);
+nlohmann::json default_config(const std::string& family);
+// Opens and verifies the bundle, builds its family, configures it and loads the payloads.
+std::unique_ptr<Classifier> load_classifier(const std::string& dir);
+std::unique_ptr<Classifier> load_classifier(const Bundle& bundle);
+
+}  // namespace newscls

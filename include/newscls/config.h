@@ -1,0 +1,33 @@
+// Model configs: JSON objects with documented defaults, overridden by a file and --set.
+//
+// Precedence: compiled-in defaults (mirrored in configs/<model>.json), then --config FILE,
+// then each --set key=value, then the family's own validation. Keys starting with "_" are
+// documentation and ignored. An unknown key or a value of the wrong type is a ConfigError
+// naming the key.
+//
+//   nlohmann::json cfg = default_config;
+//   merge_config_file(cfg, "my.json");
+//   apply_override(cfg, "n_trees=10");
+//   int n = config_int(cfg, "n_trees", 1, 100000);
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace newscls {
+
+void merge_config_file(nlohmann::json& config, const std::string& path);
+void merge_config(nlohmann::json& config, const nlohmann::json& overrides, const std::string& origin);
+// "key=value": value parsed as JSON when it parses, else taken as a string.
+void apply_override(nlohmann::json& config, const std::string& assignment);
+// The config without "_"-prefixed documentation keys.
+nlohmann::json strip_docs(const nlohmann::json& config);
+
+// Typed getters that throw ConfigError(key, ...) when missing, mistyped or out of range.
+long long config_int(const nlohmann::json& config, const std::string& key, long long min, long long max);
+double config_double(const nlohmann::json& config, const std::string& key, double min, double max);
+bool config_bool(const nlohmann::json& config, const std::string& key);
+std::string config_string(const nlohmann::json& config, const std::string& key);
+
+}  // namespace newscls

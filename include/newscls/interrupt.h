@@ -1,0 +1,12 @@
+// Cooperative cancellation on SIGINT/SIGTERM: long loops call check_interrupted(),
+// which throws InterruptedError once a signal has arrived, so outputs in progress are
+// abandoned (temporary files removed) and complete ones are kept.
+#pragma once
+
+namespace newscls {
+
+void install_interrupt_handlers();
+bool interrupted();
+void check_interrupted();
+
+}  // namespace newscls

@@ -1,0 +1,24 @@
+// Text normalisation and character n-grams, identical at training and prediction time.
+//
+// normalize_title: full-width ASCII forms (U+FF01..U+FF5E) to half-width, the ideographic
+// space to a space, ASCII lowercase, runs of whitespace folded to one space, trimmed.
+// Everything else, U+FFFD included, is kept.
+//
+//   std::string t = normalize_title("ＮＢＡ　季后赛");   // "nba 季后赛"
+//   auto grams = char_ngrams(split_utf8_chars(t), 1, 2);
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace newscls {
+
+std::string normalize_title(std::string_view title);
+
+// Contiguous character n-grams of orders n_min..n_max, in order of position then order.
+// Spaces are characters too; grams consisting only of a space are dropped.
+std::vector<std::string> char_ngrams(const std::vector<std::string_view>& chars, int n_min,
+                                     int n_max);
+
+}  // namespace newscls

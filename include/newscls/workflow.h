@@ -1,0 +1,76 @@
+// The train and eval workflows shared by the CLI subcommands and the pipeline.
+//
+// train_model: read data -> build config (defaults, --config, --set) -> train -> evaluate on
+// test -> write the bundle with metrics.json, confusion.svg and test predictions, atomically.
+// evaluate_model: predict a labelled set in batches with a progress bar and running
+// accuracy, and compute metrics (a seeded class-stratified sample when the model asks).
+//
+//   TrainRequest req; req.family = "tfidf-rf"; req.out_dir = "runs/tfidf-rf";
+//   TrainOutcome out = train_model(req);
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "newscls/classifier.h"
+#include "newscls/data.h"
+#include "newscls/metrics.h"
+
+namespace newscls {
+
+struct TrainRequest {
+  std::string family;
+  std::string data_dir;             // "" = default search (see resolve_data_dir)
+  std::string out_dir;              // "" = runs/<family>
+  std::string config_file;
+  std::vector<std::string> overrides;  // key=value
+  std::uint64_t seed = 1;
+  int threads = 0;                  // 0 = all cores
+  bool skip_bad_lines = false;
+  bool resume = false;
+  std::string init_dir;
+  std::string device = "cpu";
+};
+
+struct TrainOutcome {
+  std::string out_dir;
+  Metrics test_metrics;
+  nlohmann::json metrics_json;
+};
+
+// Builds the effective config of a family: defaults, then the file, then the overrides.
+nlohmann::json build_config(const std::string& family, const std::string& config_file,
+                            const std::vector<std::string>& overrides);
+
+TrainOutcome train_model(const TrainRequest& request);
+
+struct EvalOptions {
+  std::uint64_t seed = 1;
+  std::size_t limit = 0;            // 0 = every title; else a stratified sample
+  std::string progress_label = "eval";
+};
+
+struct EvalOutcome {
+  Metrics metrics;
+  std::vector<std::size_t> indices;  // positions in the dataset that were evaluated
+  std::vector<Prediction> predictions;
+};
+
+EvalOutcome evaluate_model(Classifier& model, const Dataset& data, const LabelSet& labels,
+                           const EvalOptions& options);
+
+// metrics.json content of an evaluation, and its files next to it: confusion.svg and
+// predictions.tsv (index, true label, predicted label, score, title), all written atomically.
+nlohmann::json eval_report_json(const EvalOutcome& outcome, const Classifier& model, const std::string& data_path);
+void write_eval_files(const std::string& metrics_path, const EvalOutcome& outcome, const nlohmann::json& metrics_json,
+                      const Dataset& data, const LabelSet& labels, const std::string& title);
+
+// A seeded class-stratified sample of n positions (all when n == 0 or n >= size).
+std::vector<std::size_t> stratified_sample(const std::vector<int>& labels, std::size_t n, std::uint64_t seed);
+
+int default_thread_count();
+
+}  // namespace newscls

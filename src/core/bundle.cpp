@@ -1,0 +1,165 @@
+#include "newscls/bundle.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "newscls/atomic_file.h"
+#include "newscls/error.h"
+#include "newscls/sha256.h"
+
+namespace fs = std::filesystem;
+
+namespace newscls {
+namespace {
+
+const nlohmann::json& require(const nlohmann::json& j, const char* key, nlohmann::json::value_t type,
+                              const std::string& origin) {
+  auto it = j.find(key);
+  if (it == j.end()) throw ModelFormatError(origin, std::string("manifest has no '") + key + "'");
+  const bool ok = it->type() == type ||
+                  (type == nlohmann::json::value_t::number_integer && it->is_number_unsigned());
+  if (!ok) throw ModelFormatError(origin, std::string("manifest key '") + key + "' has the wrong type");
+  return *it;
+}
+
+// Payload names are plain file names: a manifest must not point outside its bundle.
+void check_payload_name(const std::string& name, const std::string& origin) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+      name == "manifest.json") {
+    throw ModelFormatError(origin, "bad payload name '" + name + "'");
+  }
+}
+
+void remove_tree_quietly(const std::string& dir) {
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+bool is_bundle_or_empty(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return true;
+  if (!fs::is_directory(dir, ec)) return false;
+  return fs::exists(fs::path(dir) / "manifest.json", ec) || fs::is_empty(dir, ec);
+}
+
+}  // namespace
+
+nlohmann::json manifest_to_json(const Manifest& m) {
+  nlohmann::json payloads = nlohmann::json::object();
+  for (const auto& [name, sha] : m.payloads) payloads[name] = {{"sha256", sha}};
+  return {{"format", kBundleFormat},   {"format_version", m.format_version}, {"family", m.family},
+          {"labels", m.labels},        {"config", m.config},                 {"payloads", payloads},
+          {"training", m.training},    {"created_by", "newscls 0.1.0"}};
+}
+
+Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) {
+  using T = nlohmann::json::value_t;
+  if (!j.is_object()) throw ModelFormatError(origin, "manifest is not a JSON object");
+  if (require(j, "format", T::string, origin) != kBundleFormat) {
+    throw ModelFormatError(origin, "not a newscls bundle manifest (format is not '" + std::string(kBundleFormat) + "')");
+  }
+  Manifest m;
+  m.format_version = require(j, "format_version", T::number_integer, origin).get<int>();
+  if (m.format_version > kBundleFormatVersion || m.format_version < 1) {
+    throw ModelFormatError(origin, "bundle format version " + std::to_string(m.format_version) +
+                                       " is not supported; this newscls reads versions 1.." +
+                                       std::to_string(kBundleFormatVersion));
+  }
+  m.family = require(j, "family", T::string, origin).get<std::string>();
+  for (const auto& label : require(j, "labels", T::array, origin)) {
+    if (!label.is_string()) throw ModelFormatError(origin, "manifest labels must be strings");
+    m.labels.push_back(label.get<std::string>());
+  }
+  if (m.labels.size() < 2) throw ModelFormatError(origin, "manifest lists fewer than 2 labels");
+  m.config = require(j, "config", T::object, origin);
+  if (j.contains("training")) m.training = j.at("training");
+  const auto& payloads = require(j, "payloads", T::object, origin);
+  for (auto it = payloads.begin(); it != payloads.end(); ++it) {
+    check_payload_name(it.key(), origin);
+    const auto& sha = require(it.value(), "sha256", T::string, origin + " payload " + it.key());
+    m.payloads[it.key()] = sha.get<std::string>();
+  }
+  return m;
+}
+
+BundleWriter::BundleWriter(std::string final_dir) : final_dir_(std::move(final_dir)) {
+  while (final_dir_.size() > 1 && final_dir_.back() == '/') final_dir_.pop_back();
+  if (!is_bundle_or_empty(final_dir_)) {
+    throw IoError(final_dir_, "exists and is not a newscls bundle; refusing to replace it");
+  }
+  const fs::path parent = fs::path(final_dir_).parent_path();
+  if (!parent.empty()) make_directories(parent.string());
+  tmp_dir_ = final_dir_ + ".tmp." + std::to_string(::getpid());
+  remove_tree_quietly(tmp_dir_);
+  make_directories(tmp_dir_);
+}
+
+BundleWriter::~BundleWriter() {
+  if (!committed_) remove_tree_quietly(tmp_dir_);
+}
+
+std::string BundleWriter::payload_path(const std::string& name) {
+  check_payload_name(name, tmp_dir_);
+  payload_names_.push_back(name);
+  return file_path(name);
+}
+
+std::string BundleWriter::file_path(const std::string& name) const { return tmp_dir_ + "/" + name; }
+
+void BundleWriter::commit(Manifest manifest) {
+  manifest.payloads.clear();
+  for (const std::string& name : payload_names_) manifest.payloads[name] = sha256_file_hex(file_path(name));
+  write_file_atomic(file_path("manifest.json"), manifest_to_json(manifest).dump(2) + "\n");
+  const std::string old_dir = final_dir_ + ".old." + std::to_string(::getpid());
+  std::error_code ec;
+  const bool had_old = fs::exists(final_dir_, ec);
+  if (had_old) {
+    fs::rename(final_dir_, old_dir, ec);
+    if (ec) throw IoError(final_dir_, "cannot move the previous bundle aside: " + ec.message());
+  }
+  fs::rename(tmp_dir_, final_dir_, ec);
+  if (ec) {
+    if (had_old) fs::rename(old_dir, final_dir_, ec);
+    throw IoError(final_dir_, "cannot move the new bundle into place: " + ec.message());
+  }
+  committed_ = true;
+  if (had_old) remove_tree_quietly(old_dir);
+}
+
+Bundle Bundle::open(const std::string& dir) {
+  const std::string manifest_path = dir + "/manifest.json";
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw ModelFormatError(dir, "no such model directory");
+  if (!fs::exists(manifest_path, ec)) throw ModelFormatError(dir, "not a newscls bundle (no manifest.json)");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(manifest_path));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ModelFormatError(manifest_path, std::string("not valid JSON: ") + e.what());
+  }
+  Bundle bundle;
+  bundle.dir_ = dir;
+  try {
+    bundle.manifest_ = manifest_from_json(j, manifest_path);
+  } catch (const nlohmann::json::exception& e) {
+    throw ModelFormatError(manifest_path, std::string("malformed manifest: ") + e.what());
+  }
+  for (const auto& [name, sha] : bundle.manifest_.payloads) {
+    const std::string path = dir + "/" + name;
+    if (!fs::is_regular_file(path, ec)) throw ModelFormatError(path, "payload listed in the manifest is missing");
+    if (sha256_file_hex(path) != sha) {
+      throw ModelFormatError(path, "checksum mismatch (the file is corrupt or was modified)");
+    }
+  }
+  return bundle;
+}
+
+std::string Bundle::payload_path(const std::string& name) const {
+  if (manifest_.payloads.count(name) == 0) {
+    throw ModelFormatError(dir_ + "/manifest.json", "lists no payload '" + name + "'");
+  }
+  return dir_ + "/" + name;
+}
+
+}  // namespace newscls

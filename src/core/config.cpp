@@ -1,0 +1,113 @@
+#include "newscls/config.h"
+
+#include <cmath>
+
+#include "newscls/atomic_file.h"
+#include "newscls/error.h"
+
+namespace newscls {
+namespace {
+
+bool is_doc_key(const std::string& key) { return !key.empty() && key[0] == '_'; }
+
+const char* type_name(const nlohmann::json& v) {
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "a list";
+  if (v.is_object()) return "an object";
+  return "null";
+}
+
+bool same_kind(const nlohmann::json& a, const nlohmann::json& b) {
+  if (a.is_number() && b.is_number()) return true;
+  return a.type() == b.type();
+}
+
+const nlohmann::json& lookup(const nlohmann::json& config, const std::string& key) {
+  auto it = config.find(key);
+  if (it == config.end()) throw ConfigError(key, "missing");
+  return *it;
+}
+
+}  // namespace
+
+void merge_config(nlohmann::json& config, const nlohmann::json& overrides, const std::string& origin) {
+  if (!overrides.is_object()) throw ConfigError(origin, "a config must be a JSON object");
+  for (auto it = overrides.begin(); it != overrides.end(); ++it) {
+    if (is_doc_key(it.key())) continue;
+    auto target = config.find(it.key());
+    if (target == config.end()) throw ConfigError(it.key(), "unknown key (in " + origin + ")");
+    if (!same_kind(*target, it.value())) {
+      throw ConfigError(it.key(), std::string("expected ") + type_name(*target) + ", got " +
+                                      type_name(it.value()) + " (in " + origin + ")");
+    }
+    *target = it.value();
+  }
+}
+
+void merge_config_file(nlohmann::json& config, const std::string& path) {
+  nlohmann::json file_config;
+  try {
+    file_config = nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw IoError(path, std::string("not valid JSON: ") + e.what());
+  }
+  merge_config(config, file_config, path);
+}
+
+void apply_override(nlohmann::json& config, const std::string& assignment) {
+  const std::size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw UsageError("--set expects key=value, got '" + assignment + "'");
+  }
+  const std::string key = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded() || (config.contains(key) && config[key].is_string())) value = text;
+  merge_config(config, nlohmann::json{{key, value}}, "--set " + key);
+}
+
+nlohmann::json strip_docs(const nlohmann::json& config) {
+  nlohmann::json out = nlohmann::json::object();
+  for (auto it = config.begin(); it != config.end(); ++it) {
+    if (!is_doc_key(it.key())) out[it.key()] = it.value();
+  }
+  return out;
+}
+
+long long config_int(const nlohmann::json& config, const std::string& key, long long min, long long max) {
+  const nlohmann::json& v = lookup(config, key);
+  if (!v.is_number()) throw ConfigError(key, std::string("expected an integer, got ") + type_name(v));
+  const double d = v.get<double>();
+  if (std::floor(d) != d) throw ConfigError(key, "expected an integer, got " + v.dump());
+  if (d < static_cast<double>(min) || d > static_cast<double>(max)) {
+    throw ConfigError(key, v.dump() + " is out of range " + std::to_string(min) + ".." + std::to_string(max));
+  }
+  return static_cast<long long>(d);
+}
+
+double config_double(const nlohmann::json& config, const std::string& key, double min, double max) {
+  const nlohmann::json& v = lookup(config, key);
+  if (!v.is_number()) throw ConfigError(key, std::string("expected a number, got ") + type_name(v));
+  const double d = v.get<double>();
+  if (!(d >= min && d <= max)) {
+    throw ConfigError(key, v.dump() + " is out of range " + nlohmann::json(min).dump() + ".." +
+                               nlohmann::json(max).dump());
+  }
+  return d;
+}
+
+bool config_bool(const nlohmann::json& config, const std::string& key) {
+  const nlohmann::json& v = lookup(config, key);
+  if (!v.is_boolean()) throw ConfigError(key, std::string("expected true or false, got ") + type_name(v));
+  return v.get<bool>();
+}
+
+std::string config_string(const nlohmann::json& config, const std::string& key) {
+  const nlohmann::json& v = lookup(config, key);
+  if (!v.is_string()) throw ConfigError(key, std::string("expected a string, got ") + type_name(v));
+  return v.get<std::string>();
+}
+
+}  // namespace newscls

@@ -1,0 +1,169 @@
+#include "newscls/data.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include <spdlog/spdlog.h>
+
+#include "newscls/error.h"
+#include "newscls/utf8.h"
+
+namespace newscls {
+namespace {
+
+constexpr std::string_view kBom = "\xEF\xBB\xBF";
+
+// Removes the CR of a CRLF line end and, on the first line, a UTF-8 BOM.
+void clean_line(std::string& line, std::size_t line_number) {
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line_number == 1 && line.compare(0, kBom.size(), kBom) == 0) line.erase(0, kBom.size());
+}
+
+bool is_blank(std::string_view s) {
+  return s.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos;
+}
+
+// Empty string when the line is good; otherwise what is wrong with it.
+std::string parse_labeled_line(const std::string& line, int num_labels, std::string& title, int& label) {
+  const std::size_t tab = line.rfind('\t');
+  if (tab == std::string::npos) return "no tab between title and label";
+  std::string_view label_text(line.data() + tab + 1, line.size() - tab - 1);
+  if (label_text.empty() || label_text.size() > 9 ||
+      label_text.find_first_not_of("0123456789") != std::string_view::npos) {
+    return "label '" + std::string(label_text.substr(0, 40)) + "' is not a non-negative integer";
+  }
+  label = std::atoi(std::string(label_text).c_str());
+  if (label >= num_labels) {
+    return "label " + std::to_string(label) + " out of range 0.." + std::to_string(num_labels - 1);
+  }
+  title.assign(line, 0, tab);
+  if (is_blank(title)) return "empty title";
+  if (!is_valid_utf8(title)) return "title is not valid UTF-8";
+  return {};
+}
+
+bool has_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::ifstream open_for_reading(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(path, std::string("cannot open: ") + std::strerror(errno));
+  return in;
+}
+
+}  // namespace
+
+int LabelSet::id_of(const std::string& name) const {
+  for (int i = 0; i < size(); ++i) {
+    if (names[i] == name) return i;
+  }
+  return -1;
+}
+
+LabelSet read_class_file(const std::string& path) {
+  std::ifstream in = open_for_reading(path);
+  LabelSet labels;
+  std::string line;
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
+    clean_line(line, number);
+    if (is_blank(line)) continue;
+    if (!is_valid_utf8(line)) throw DataError(path, number, "class name is not valid UTF-8");
+    if (labels.id_of(line) >= 0) throw DataError(path, number, "duplicate class name '" + line + "'");
+    labels.names.push_back(line);
+  }
+  if (labels.size() < 2) throw DataError(path, 0, "a class list needs at least 2 names");
+  return labels;
+}
+
+Dataset read_labeled_file(const std::string& path, int num_labels, const ReadOptions& options) {
+  std::ifstream in = open_for_reading(path);
+  Dataset data;
+  data.path = path;
+  std::string line, title;
+  int label = 0;
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
+    clean_line(line, number);
+    const std::string problem = parse_labeled_line(line, num_labels, title, label);
+    if (problem.empty()) {
+      data.titles.push_back(title);
+      data.labels.push_back(label);
+      continue;
+    }
+    if (!options.skip_bad_lines) throw DataError(path, number, problem);
+    spdlog::warn("{}:{}: skipped: {}", path, number, problem);
+    ++data.skipped_lines;
+  }
+  if (in.bad()) throw IoError(path, "read failed");
+  if (data.titles.empty()) throw DataError(path, 0, "no usable lines");
+  if (data.skipped_lines > 0) spdlog::warn("{}: skipped {} bad lines", path, data.skipped_lines);
+  return data;
+}
+
+DataLayout resolve_data_dir(const std::string& flag) {
+  std::vector<std::string> candidates;
+  if (!flag.empty()) {
+    candidates.push_back(flag);
+  } else {
+    if (const char* env = std::getenv("NEWSCLS_DATA"); env != nullptr && *env != '\0') {
+      candidates.push_back(env);
+    }
+    candidates.push_back("data/thucnews");
+    candidates.push_back("../shared/data/thucnews");
+  }
+  for (const std::string& dir : candidates) {
+    DataLayout layout{dir};
+    if (has_file(layout.classes())) return layout;
+  }
+  std::string tried;
+  for (const std::string& dir : candidates) tried += (tried.empty() ? "" : ", ") + dir;
+  throw IoError(flag.empty() ? "data directory" : flag,
+                "no class.txt found (looked in: " + tried + "); pass --data DIR");
+}
+
+TitleReader::TitleReader(const std::string& path) : path_(path) {
+  if (path == "-") {
+    file_ = stdin;
+    path_ = "<stdin>";
+    return;
+  }
+  file_ = std::fopen(path.c_str(), "rb");
+  if (file_ == nullptr) throw IoError(path, std::string("cannot open: ") + std::strerror(errno));
+  owns_ = true;
+}
+
+TitleReader::~TitleReader() {
+  if (owns_) std::fclose(file_);
+}
+
+bool TitleReader::next(std::string& title) {
+  buffer_.clear();
+  int c;
+  bool any = false;
+  while ((c = getc_unlocked(file_)) != EOF) {
+    any = true;
+    if (c == '\n') break;
+    buffer_.push_back(static_cast<char>(c));
+  }
+  if (!any) {
+    if (std::ferror(file_)) throw IoError(path_, "read failed");
+    return false;
+  }
+  ++line_;
+  clean_line(buffer_, line_);
+  const std::size_t tab = buffer_.rfind('\t');
+  if (tab != std::string::npos &&
+      buffer_.find_first_not_of("0123456789", tab + 1) == std::string::npos) {
+    buffer_.resize(tab);  // "title<TAB>label": the label is ignored
+  }
+  if (!is_valid_utf8(buffer_)) throw DataError(path_, line_, "title is not valid UTF-8");
+  title.swap(buffer_);
+  return true;
+}
+
+}  // namespace newscls

@@ -1,0 +1,30 @@
+#include "newscls/interrupt.h"
+
+#include <csignal>
+
+#include "newscls/error.h"
+
+namespace newscls {
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;  // the one global: a signal handler needs it
+
+void on_signal(int) { g_interrupted = 1; }
+
+}  // namespace
+
+void install_interrupt_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+bool interrupted() { return g_interrupted != 0; }
+
+void check_interrupted() {
+  if (interrupted()) throw InterruptedError();
+}
+
+}  // namespace newscls

@@ -1,0 +1,117 @@
+#include "newscls/metrics.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "newscls/error.h"
+#include "newscls/utf8.h"
+
+namespace newscls {
+namespace {
+
+double ratio(std::size_t num, std::size_t den) { return den == 0 ? 0.0 : double(num) / double(den); }
+
+ClassMetrics class_metrics(const Metrics& m, int c) {
+  const int k = static_cast<int>(m.labels.size());
+  std::size_t true_positive = m.confusion[c][c], predicted = 0, actual = 0;
+  for (int other = 0; other < k; ++other) predicted += m.confusion[other][c];
+  for (std::size_t v : m.confusion[c]) actual += v;  // the unknown column counts as a miss
+  ClassMetrics out;
+  out.support = actual;
+  out.precision = ratio(true_positive, predicted);
+  out.recall = ratio(true_positive, actual);
+  const double sum = out.precision + out.recall;
+  out.f1 = sum == 0 ? 0.0 : 2 * out.precision * out.recall / sum;
+  return out;
+}
+
+// Pads a UTF-8 string to a display width, counting CJK characters as two columns.
+std::string pad(const std::string& s, std::size_t width) {
+  std::size_t shown = 0;
+  for (char32_t cp : decode_utf8(s)) shown += cp >= 0x1100 ? 2 : 1;
+  return s + std::string(width > shown ? width - shown : 0, ' ');
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+}  // namespace
+
+Metrics compute_metrics(const std::vector<int>& truth, const std::vector<int>& predicted,
+                        const LabelSet& labels) {
+  if (truth.size() != predicted.size()) throw Error(ErrorKind::kData, "metrics: truth and predictions differ in length");
+  const int k = labels.size();
+  Metrics m;
+  m.labels = labels.names;
+  m.count = truth.size();
+  m.confusion.assign(k, std::vector<std::size_t>(k + 1, 0));
+  std::size_t correct = 0;
+  for (std::size_t i = 0; i < truth.size(); ++i) {
+    const int t = truth[i], p = predicted[i];
+    if (t < 0 || t >= k) throw Error(ErrorKind::kData, "metrics: true label out of range");
+    const int column = (p >= 0 && p < k) ? p : k;
+    ++m.confusion[t][column];
+    if (column == k) ++m.unknown;
+    if (p == t) ++correct;
+  }
+  m.accuracy = ratio(correct, m.count);
+  for (int c = 0; c < k; ++c) {
+    m.per_class.push_back(class_metrics(m, c));
+    m.macro_precision += m.per_class.back().precision / k;
+    m.macro_recall += m.per_class.back().recall / k;
+    m.macro_f1 += m.per_class.back().f1 / k;
+  }
+  return m;
+}
+
+nlohmann::json to_json(const Metrics& m) {
+  nlohmann::json per_class = nlohmann::json::object();
+  for (std::size_t c = 0; c < m.per_class.size(); ++c) {
+    const ClassMetrics& cm = m.per_class[c];
+    per_class[m.labels[c]] = {{"precision", cm.precision}, {"recall", cm.recall}, {"f1", cm.f1},
+                              {"support", cm.support}};
+  }
+  std::vector<std::string> columns = m.labels;
+  columns.push_back("unknown");
+  return {{"count", m.count},
+          {"accuracy", m.accuracy},
+          {"macro_precision", m.macro_precision},
+          {"macro_recall", m.macro_recall},
+          {"macro_f1", m.macro_f1},
+          {"unknown", m.unknown},
+          {"per_class", per_class},
+          {"confusion", {{"rows", m.labels}, {"columns", columns}, {"matrix", m.confusion}}},
+          {"wall_seconds", m.wall_seconds},
+          {"titles_per_second", m.titles_per_second}};
+}
+
+std::string format_metrics_table(const Metrics& m) {
+  std::string out;
+  out += "titles " + std::to_string(m.count) + "   accuracy " + fixed(m.accuracy, 4) + "   macro P/R/F1 " +
+         fixed(m.macro_precision, 4) + " / " + fixed(m.macro_recall, 4) + " / " + fixed(m.macro_f1, 4) + "\n";
+  out += "wall " + fixed(m.wall_seconds, 2) + " s   " + fixed(m.titles_per_second, 0) + " titles/s";
+  if (m.unknown > 0) out += "   unknown replies " + std::to_string(m.unknown);
+  out += "\n\n" + pad("class", 15) + "precision  recall     f1         support\n";
+  for (std::size_t c = 0; c < m.per_class.size(); ++c) {
+    const ClassMetrics& cm = m.per_class[c];
+    out += pad(m.labels[c], 15) + pad(fixed(cm.precision, 4), 11) + pad(fixed(cm.recall, 4), 11) +
+           pad(fixed(cm.f1, 4), 11) + std::to_string(cm.support) + "\n";
+  }
+  const bool show_unknown = m.unknown > 0;
+  out += "\nconfusion (rows = true, columns = predicted)\n" + pad("", 15);
+  for (std::size_t c = 0; c < m.labels.size(); ++c) out += pad(m.labels[c].substr(0, 6), 7);
+  if (show_unknown) out += "unknown";
+  out += "\n";
+  for (std::size_t r = 0; r < m.labels.size(); ++r) {
+    out += pad(m.labels[r], 15);
+    for (std::size_t c = 0; c < m.labels.size(); ++c) out += pad(std::to_string(m.confusion[r][c]), 7);
+    if (show_unknown) out += std::to_string(m.confusion[r].back());
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace newscls

@@ -1,0 +1,115 @@
+#include "report/svg.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace newscls::report {
+namespace {
+
+const char* const kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948"};
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+// White to dark blue; share in 0..1.
+std::string heat_colour(double share) {
+  const int r = static_cast<int>(247 - share * (247 - 8));
+  const int g = static_cast<int>(251 - share * (251 - 48));
+  const int b = static_cast<int>(255 - share * (255 - 107));
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", r, g, b);
+  return buf;
+}
+
+std::string text(double x, double y, const std::string& s, const std::string& extra = "") {
+  return "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" " + extra + ">" + xml_escape(s) + "</text>\n";
+}
+
+std::string rect(double x, double y, double w, double h, const std::string& fill) {
+  return "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" + num(h) +
+         "\" fill=\"" + fill + "\" stroke=\"#ffffff\"/>\n";
+}
+
+std::string svg_open(double w, double h) {
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(w) + "\" height=\"" + num(h) +
+         "\" viewBox=\"0 0 " + num(w) + " " + num(h) +
+         "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+}
+
+}  // namespace
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string confusion_svg(const Metrics& m, const std::string& title) {
+  std::vector<std::string> columns = m.labels;
+  if (m.unknown > 0) columns.push_back("unknown");
+  const double cell = 44, left = 120, top = 120;
+  const double width = left + cell * columns.size() + 20, height = top + cell * m.labels.size() + 40;
+  std::string svg = svg_open(width, height);
+  svg += text(10, 20, title, "font-size=\"15\" font-weight=\"bold\"");
+  svg += text(left, 40, "columns: predicted label; rows: true label; colour: share of the row", "fill=\"#555\"");
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    const double x = left + cell * c + cell / 2, y = top - 8;
+    svg += "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" transform=\"rotate(-45 " + num(x) + " " + num(y) +
+           ")\">" + xml_escape(columns[c]) + "</text>\n";
+  }
+  for (std::size_t r = 0; r < m.labels.size(); ++r) {
+    std::size_t row_total = 0;
+    for (std::size_t v : m.confusion[r]) row_total += v;
+    const double y = top + cell * r;
+    svg += text(8, y + cell / 2 + 4, m.labels[r]);
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      const std::size_t count = m.confusion[r][c];
+      const double share = row_total == 0 ? 0 : double(count) / double(row_total);
+      svg += rect(left + cell * c, y, cell, cell, heat_colour(share));
+      svg += "<title>" + xml_escape(m.labels[r] + " -> " + columns[c] + ": " + std::to_string(count)) + "</title>\n";
+      svg += text(left + cell * c + cell / 2, y + cell / 2 + 4, std::to_string(count),
+                  std::string("text-anchor=\"middle\" fill=\"") + (share > 0.5 ? "#ffffff" : "#222222") + "\"");
+    }
+  }
+  return svg + "</svg>\n";
+}
+
+std::string grouped_bars_svg(const std::vector<std::string>& categories, const std::vector<BarSeries>& series,
+                             const std::string& title) {
+  const double bar = 12, gap = 10, left = 120, plot = 420;
+  const double group = bar * series.size() + gap;
+  const double legend = 20.0 * series.size();
+  const double height = 50 + group * categories.size() + legend + 30;
+  std::string svg = svg_open(left + plot + 80, height);
+  svg += text(10, 20, title, "font-size=\"15\" font-weight=\"bold\"");
+  for (std::size_t c = 0; c < categories.size(); ++c) {
+    const double y0 = 40 + group * c;
+    svg += text(8, y0 + group / 2, categories[c]);
+    for (std::size_t s = 0; s < series.size(); ++s) {
+      const double v = c < series[s].values.size() ? std::clamp(series[s].values[c], 0.0, 1.0) : 0.0;
+      const double y = y0 + bar * s;
+      svg += rect(left, y, plot * v, bar - 1, kPalette[s % 6]);
+      svg += text(left + plot * v + 4, y + bar - 2, num(v * 100) + "%", "font-size=\"10\"");
+    }
+  }
+  const double ly = 40 + group * categories.size() + 10;
+  for (std::size_t s = 0; s < series.size(); ++s) {
+    svg += rect(left, ly + 20 * s, 14, 14, kPalette[s % 6]);
+    svg += text(left + 20, ly + 20 * s + 12, series[s].name);
+  }
+  return svg + "</svg>\n";
+}
+
+}  // namespace newscls::report

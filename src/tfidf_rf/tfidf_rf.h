@@ -1,0 +1,16 @@
+// Factory entry points of the tfidf-rf family (see include/newscls/classifier.h).
+#pragma once
+
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "newscls/classifier.h"
+
+namespace newscls::tfidf_rf {
+
+std::unique_ptr<Classifier> make_classifier();
+// Documented defaults; configs/tfidf-rf.json mirrors them (a unit test checks).
+nlohmann::json default_config();
+
+}  // namespace newscls::tfidf_rf

@@ -1,0 +1,176 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "newscls/atomic_file.h"
+#include "newscls/binary_io.h"
+#include "newscls/bundle.h"
+#include "newscls/error.h"
+#include "newscls/sha256.h"
+#include "test_support.h"
+
+namespace newscls {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+Manifest sample_manifest() {
+  Manifest m;
+  m.family = "tfidf-rf";
+  m.labels = {"a", "b"};
+  m.config = {{"n_trees", 3}};
+  return m;
+}
+
+std::string write_sample_bundle(const std::string& dir) {
+  BundleWriter w(dir);
+  PayloadWriter p(w.payload_path("weights.bin"), "NCTS", 1);
+  p.u32(7);
+  p.f32_array(std::vector<float>{1.5f, -2.0f});
+  p.str("héllo");
+  p.finish();
+  w.commit(sample_manifest());
+  return dir;
+}
+
+TEST(Sha256, KnownVectors) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Payload, RoundTripsFieldsLittleEndian) {
+  const std::string dir = testing::scratch_dir();
+  PayloadWriter w(dir + "/p.bin", "NCTS", 2);
+  w.u32(0x01020304);
+  w.f64(3.25);
+  w.i32_array({-1, 5});
+  w.finish();
+  const std::string bytes = read_file(dir + "/p.bin");
+  EXPECT_EQ(bytes.substr(0, 4), "NCTS");
+  EXPECT_EQ(bytes[8], '\x04');  // least significant byte first
+  PayloadReader r(dir + "/p.bin", "NCTS", 2);
+  EXPECT_EQ(r.u32(), 0x01020304u);
+  EXPECT_EQ(r.f64(), 3.25);
+  EXPECT_EQ(r.i32_array(), (std::vector<std::int32_t>{-1, 5}));
+  r.expect_end();
+}
+
+TEST(Payload, RefusesNewerVersionNamingBoth) {
+  const std::string dir = testing::scratch_dir();
+  PayloadWriter w(dir + "/p.bin", "NCTS", 9);
+  w.finish();
+  const std::string message = error_of([&] { PayloadReader(dir + "/p.bin", "NCTS", 2); });
+  EXPECT_TRUE(contains(message, "version 9")) << message;
+  EXPECT_TRUE(contains(message, "(2)")) << message;
+}
+
+TEST(Payload, TruncatedFileAndHugeCountsAreCleanErrors) {
+  const std::string dir = testing::scratch_dir();
+  PayloadWriter w(dir + "/p.bin", "NCTS", 1);
+  w.f32_array(std::vector<float>(100, 1.0f));
+  w.finish();
+  fs::resize_file(dir + "/p.bin", 100);
+  PayloadReader r(dir + "/p.bin", "NCTS", 1);
+  EXPECT_THROW(r.f32_array(), ModelFormatError);
+  EXPECT_THROW(PayloadReader(testing::write_text(dir + "/x.bin", "NC"), "NCTS", 1), ModelFormatError);
+}
+
+TEST(Bundle, WritesAtomicallyAndVerifiesOnOpen) {
+  const std::string dir = write_sample_bundle(testing::scratch_dir() + "/model");
+  const Bundle b = Bundle::open(dir);
+  EXPECT_EQ(b.manifest().family, "tfidf-rf");
+  EXPECT_EQ(b.manifest().labels, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(b.manifest().config["n_trees"], 3);
+  PayloadReader r(b.payload_path("weights.bin"), "NCTS", 1);
+  EXPECT_EQ(r.u32(), 7u);
+  EXPECT_EQ(r.f32_array(), (std::vector<float>{1.5f, -2.0f}));
+  EXPECT_EQ(r.str(), "héllo");
+  for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path())) {
+    EXPECT_EQ(entry.path().filename(), "model") << "left behind: " << entry.path();
+  }
+}
+
+TEST(Bundle, ReplacesAnOlderBundleButNotOtherDirectories) {
+  const std::string root = testing::scratch_dir();
+  write_sample_bundle(root + "/model");
+  write_sample_bundle(root + "/model");
+  EXPECT_NO_THROW(Bundle::open(root + "/model"));
+  testing::write_text(root + "/precious.txt", "x");
+  EXPECT_THROW(BundleWriter w(root), IoError);
+  EXPECT_TRUE(fs::exists(root + "/precious.txt"));
+}
+
+TEST(Bundle, UncommittedWriterLeavesNothing) {
+  const std::string root = testing::scratch_dir();
+  {
+    BundleWriter w(root + "/model");
+    testing::write_text(w.payload_path("a.bin"), "x");
+  }
+  EXPECT_TRUE(fs::is_empty(root));
+}
+
+TEST(Bundle, RefusesBadChecksumMissingPayloadNewerVersionAndBadManifest) {
+  const std::string root = testing::scratch_dir();
+  const std::string dir = write_sample_bundle(root + "/model");
+  {
+    std::fstream f(dir + "/weights.bin", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(10);
+    f.put('\x7f');
+  }
+  EXPECT_TRUE(contains(error_of([&] { Bundle::open(dir); }), "checksum mismatch"));
+
+  write_sample_bundle(dir);
+  fs::remove(dir + "/weights.bin");
+  EXPECT_TRUE(contains(error_of([&] { Bundle::open(dir); }), "missing"));
+
+  write_sample_bundle(dir);
+  nlohmann::json j = nlohmann::json::parse(read_file(dir + "/manifest.json"));
+  j["format_version"] = kBundleFormatVersion + 1;
+  write_file_atomic(dir + "/manifest.json", j.dump());
+  const std::string newer = error_of([&] { Bundle::open(dir); });
+  EXPECT_TRUE(contains(newer, "version " + std::to_string(kBundleFormatVersion + 1))) << newer;
+  EXPECT_TRUE(contains(newer, "1.." + std::to_string(kBundleFormatVersion))) << newer;
+
+  j["format_version"] = "one";
+  write_file_atomic(dir + "/manifest.json", j.dump());
+  EXPECT_TRUE(contains(error_of([&] { Bundle::open(dir); }), "wrong type"));
+  j.erase("labels");
+  j["format_version"] = 1;
+  write_file_atomic(dir + "/manifest.json", j.dump());
+  EXPECT_TRUE(contains(error_of([&] { Bundle::open(dir); }), "no 'labels'"));
+  j["labels"] = {"a", "b"};
+  j["payloads"] = {{"../escape", {{"sha256", "00"}}}};
+  write_file_atomic(dir + "/manifest.json", j.dump());
+  EXPECT_TRUE(contains(error_of([&] { Bundle::open(dir); }), "bad payload name"));
+}
+
+TEST(AtomicFile, InterruptedWriteKeepsThePreviousContent) {
+  const std::string path = testing::scratch_dir() + "/metrics.json";
+  write_file_atomic(path, "old");
+  {
+    AtomicOutputFile out(path);
+    out.write("new but unfinished");
+  }
+  EXPECT_EQ(read_file(path), "old");
+  EXPECT_EQ(std::distance(fs::directory_iterator(fs::path(path).parent_path()), fs::directory_iterator()), 1);
+}
+
+}  // namespace
+}  // namespace newscls

@@ -1,0 +1,68 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "newscls/atomic_file.h"
+#include "newscls/classifier.h"
+#include "newscls/config.h"
+#include "newscls/error.h"
+#include "test_support.h"
+
+namespace newscls {
+namespace {
+
+nlohmann::json sample() { return {{"n_trees", 100}, {"lr", 0.5}, {"loss", "softmax"}, {"quantize", false}}; }
+
+TEST(Config, SetOverridesParseTypedValues) {
+  nlohmann::json c = sample();
+  apply_override(c, "n_trees=10");
+  apply_override(c, "lr=0.25");
+  apply_override(c, "loss=ova");
+  apply_override(c, "quantize=true");
+  EXPECT_EQ(config_int(c, "n_trees", 1, 1000), 10);
+  EXPECT_DOUBLE_EQ(config_double(c, "lr", 0, 10), 0.25);
+  EXPECT_EQ(config_string(c, "loss"), "ova");
+  EXPECT_TRUE(config_bool(c, "quantize"));
+}
+
+TEST(Config, UnknownKeyWrongTypeAndRangeNameTheKey) {
+  nlohmann::json c = sample();
+  try {
+    apply_override(c, "n_tress=10");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'n_tress'"), std::string::npos);
+  }
+  EXPECT_THROW(apply_override(c, "n_trees=many"), ConfigError);
+  EXPECT_THROW(apply_override(c, "novalue"), UsageError);
+  c["n_trees"] = 0;
+  EXPECT_THROW(config_int(c, "n_trees", 1, 1000), ConfigError);
+  c["n_trees"] = 2.5;
+  EXPECT_THROW(config_int(c, "n_trees", 1, 1000), ConfigError);
+}
+
+TEST(Config, FileMergeIgnoresDocKeys) {
+  nlohmann::json c = sample();
+  const std::string path = testing::write_text(testing::scratch_dir() + "/c.json",
+                                               R"({"_doc": {"n_trees": "trees"}, "n_trees": 7})");
+  merge_config_file(c, path);
+  EXPECT_EQ(c["n_trees"], 7);
+  EXPECT_THROW(merge_config_file(c, testing::write_text(testing::scratch_dir() + "/bad.json", "{")), IoError);
+}
+
+// configs/<family>.json documents the defaults compiled into the binary: they must agree.
+TEST(Config, CheckedInConfigsMirrorCompiledDefaults) {
+  for (const std::string& family : known_families()) {
+    const std::string path = testing::source_dir() + "/configs/" + family + ".json";
+    ASSERT_TRUE(std::filesystem::exists(path)) << path;
+    const nlohmann::json file = nlohmann::json::parse(read_file(path));
+    EXPECT_EQ(strip_docs(file), strip_docs(default_config(family))) << path;
+    ASSERT_TRUE(file.contains("_doc")) << path;
+    for (const auto& [key, value] : strip_docs(file).items()) {
+      EXPECT_TRUE(file["_doc"].contains(key)) << path << " documents no '" << key << "'";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace newscls

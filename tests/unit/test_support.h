@@ -1,0 +1,28 @@
+// Helpers for unit tests: a fresh scratch directory per test, and small file writers.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace newscls::testing {
+
+inline std::string scratch_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "newscls-unit" /
+                                    (std::string(info->test_suite_name()) + "." + info->name());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+inline std::string write_text(const std::string& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+inline std::string source_dir() { return NEWSCLS_SOURCE_DIR; }
+
+}  // namespace newscls::testing

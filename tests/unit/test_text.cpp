@@ -1,0 +1,39 @@
+#include <gtest/gtest.h>
+
+#include "newscls/text.h"
+#include "newscls/utf8.h"
+
+namespace newscls {
+namespace {
+
+TEST(Normalize, FullWidthToHalfWidthLowercaseAndWhitespace) {
+  EXPECT_EQ(normalize_title("ＮＢＡ　季后赛：火箭１２０－１１０"), "nba 季后赛:火箭120-110");
+  EXPECT_EQ(normalize_title("  Hello\t\tWORLD  "), "hello world");
+  EXPECT_EQ(normalize_title("冯德伦徐若\xEF\xBF\xBD隔空传情"), "冯德伦徐若\xEF\xBF\xBD隔空传情");
+  EXPECT_EQ(normalize_title(""), "");
+}
+
+TEST(Normalize, IsIdempotent) {
+  const std::string once = normalize_title("Ａｂｃ  中文　ＸＹＺ");
+  EXPECT_EQ(normalize_title(once), once);
+}
+
+TEST(Utf8, ValidatesAndSplits) {
+  EXPECT_TRUE(is_valid_utf8("中文abc"));
+  EXPECT_FALSE(is_valid_utf8("\xC0\x80"));          // overlong
+  EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));      // surrogate
+  EXPECT_FALSE(is_valid_utf8("\xE4\xB8"));          // truncated
+  const auto chars = split_utf8_chars("a中b");
+  ASSERT_EQ(chars.size(), 3u);
+  EXPECT_EQ(chars[1], "中");
+  EXPECT_EQ(encode_utf8(decode_utf8("混合 text 😀")), "混合 text 😀");
+}
+
+TEST(CharNgrams, OrdersByPositionThenLengthAndDropsLoneSpaces) {
+  const auto grams = char_ngrams(split_utf8_chars("股市 涨"), 1, 2);
+  const std::vector<std::string> expected = {"股", "股市", "市", "市 ", " 涨", "涨"};
+  EXPECT_EQ(grams, expected);
+}
+
+}  // namespace
+}  // namespace newscls
