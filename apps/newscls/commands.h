@@ -10,5 +10,6 @@ void setup_train(CLI::App& app);
 void setup_eval(CLI::App& app);
 void setup_predict(CLI::App& app);
 void setup_info(CLI::App& app);
+void setup_pipeline(CLI::App& app);
 
 }  // namespace newscls::app

@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   newscls::app::setup_eval(app);
   newscls::app::setup_predict(app);
   newscls::app::setup_info(app);
+  newscls::app::setup_pipeline(app);
   newscls::install_interrupt_handlers();
   try {
     app.parse(argc, argv);

@@ -1,0 +1,53 @@
+// The main job: train and evaluate the stages in order of cost into one run folder, then
+// write a comparison report (report.md, report.html) there.
+//
+// A stage that fails is recorded with its error and the next one still runs. The LLM stage
+// runs only when an API key is in the environment or its base_url was set; otherwise it is
+// reported as skipped with the reason. With resume, stages whose bundle and metrics are
+// complete are not run again.
+//
+//   PipelineRequest req; req.stages = {"tfidf-rf", "fasttext"};
+//   req.overrides = {"tfidf-rf.n_trees=10"};
+//   PipelineSummary s = run_pipeline(req);   // s.run_dir/report.html
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace newscls {
+
+struct PipelineRequest {
+  std::string data_dir;
+  std::string out_dir;                 // "" = runs/<timestamp>
+  std::vector<std::string> stages;     // empty = every family, in order
+  std::string config_dir;              // optional: <dir>/<stage>.json per stage
+  std::vector<std::string> overrides;  // "<stage>.<key>=value"
+  std::uint64_t seed = 1;
+  int threads = 0;
+  bool resume = false;
+  bool skip_bad_lines = false;
+  std::size_t attention_titles = 3;    // BERT attention heatmaps shown in the report
+};
+
+struct StageResult {
+  std::string stage;
+  std::string status;                  // "done", "resumed", "skipped", "failed"
+  std::string reason;                  // why skipped or failed
+  double wall_seconds = 0;
+};
+
+struct PipelineSummary {
+  std::string run_dir;
+  std::vector<StageResult> stages;
+};
+
+PipelineSummary run_pipeline(const PipelineRequest& request);
+
+// Splits "<stage>.<key>=value" overrides by stage; UsageError for a malformed one or an
+// unknown stage.
+std::vector<std::string> overrides_for_stage(const std::vector<std::string>& overrides, const std::string& stage);
+
+}  // namespace newscls

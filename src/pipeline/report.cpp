@@ -1,0 +1,228 @@
+#include "pipeline/report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "newscls/atomic_file.h"
+#include "newscls/classifier.h"
+#include "pipeline/stage_facts.h"
+#include "report/svg.h"
+
+namespace newscls {
+namespace {
+
+using report::xml_escape;
+
+struct Disagreement {
+  std::size_t index = 0;
+  int distinct = 0, wrong = 0;
+  std::string title, truth;
+  std::vector<std::string> predicted;  // one per stage with predictions ("" when absent)
+};
+
+std::string fmt_double(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string human_bytes(std::uintmax_t bytes) {
+  if (bytes >= (1u << 20)) return fmt_double(bytes / 1048576.0, 1) + " MB";
+  return fmt_double(bytes / 1024.0, 1) + " KB";
+}
+
+double number_at(const nlohmann::json& j, const nlohmann::json::json_pointer& p) {
+  return j.contains(p) && j.at(p).is_number() ? j.at(p).get<double>() : -1;
+}
+
+std::string cost_text(const StageFacts& s) {
+  const nlohmann::json& stats = s.metrics.value("run_stats", nlohmann::json::object());
+  for (const char* key : {"estimated_cost_usd", "cost_usd", "cost"}) {
+    if (stats.contains(key) && stats[key].is_number()) return "$" + fmt_double(stats[key].get<double>(), 4);
+  }
+  return "-";
+}
+
+// One row per stage: the numbers both report.md and report.html show.
+std::vector<std::string> table_row(const StageFacts& s) {
+  if (!s.has_metrics) return {s.result.stage, s.result.status + (s.result.reason.empty() ? "" : ": " + s.result.reason),
+                              "-", "-", "-", "-", "-", "-"};
+  const double train_s = number_at(s.metrics, "/training/train_seconds"_json_pointer);
+  return {s.result.stage,
+          s.result.status,
+          fmt_double(s.metrics.value("accuracy", 0.0), 4),
+          fmt_double(s.metrics.value("macro_f1", 0.0), 4),
+          train_s < 0 ? "-" : fmt_double(train_s, 1),
+          fmt_double(s.metrics.value("titles_per_second", 0.0), 0),
+          human_bytes(s.bundle_bytes),
+          cost_text(s)};
+}
+
+const std::vector<std::string> kColumns = {"stage", "status", "accuracy", "macro-F1", "train s",
+                                           "predict titles/s", "bundle", "cost"};
+
+std::vector<Disagreement> disagreements(const std::vector<StageFacts>& stages, std::size_t top) {
+  std::set<std::size_t> indices;
+  for (const StageFacts& s : stages) {
+    for (const auto& [i, p] : s.predictions) indices.insert(i);
+  }
+  std::vector<Disagreement> out;
+  for (std::size_t i : indices) {
+    Disagreement d;
+    d.index = i;
+    std::set<std::string> distinct;
+    for (const StageFacts& s : stages) {
+      auto it = s.predictions.find(i);
+      d.predicted.push_back(it == s.predictions.end() ? "" : it->second.predicted);
+      if (it == s.predictions.end()) continue;
+      d.title = it->second.title, d.truth = it->second.truth;
+      distinct.insert(it->second.predicted);
+      d.wrong += it->second.predicted != it->second.truth;
+    }
+    d.distinct = static_cast<int>(distinct.size());
+    if (d.distinct > 1) out.push_back(d);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Disagreement& a, const Disagreement& b) {
+    return a.distinct != b.distinct ? a.distinct > b.distinct : a.wrong > b.wrong;
+  });
+  if (out.size() > top) out.resize(top);
+  return out;
+}
+
+std::string per_class_f1_svg(const std::vector<StageFacts>& stages) {
+  std::vector<std::string> classes;
+  std::vector<report::BarSeries> series;
+  for (const StageFacts& s : stages) {
+    if (!s.has_metrics) continue;
+    report::BarSeries bars{s.result.stage, {}};
+    const nlohmann::json& per_class = s.metrics["per_class"];
+    if (classes.empty()) {
+      for (const auto& name : s.metrics["confusion"]["rows"]) classes.push_back(name.get<std::string>());
+    }
+    for (const std::string& c : classes) bars.values.push_back(per_class.contains(c) ? per_class[c].value("f1", 0.0) : 0.0);
+    series.push_back(bars);
+  }
+  return series.empty() ? "" : report::grouped_bars_svg(classes, series, "Per-class F1 on test");
+}
+
+// Writes BERT attention heatmaps of a few titles; returns the html files written.
+std::vector<std::string> bert_attention(const std::vector<StageFacts>& stages, const std::vector<Disagreement>& picks,
+                                        std::size_t n) {
+  auto bert = std::find_if(stages.begin(), stages.end(), [](const StageFacts& s) { return s.result.stage == "bert"; });
+  if (bert == stages.end() || !bert->has_metrics || n == 0) return {};
+  std::vector<std::string> titles;
+  for (const Disagreement& d : picks) {
+    if (titles.size() < n) titles.push_back(d.title);
+  }
+  for (auto it = bert->predictions.begin(); titles.size() < n && it != bert->predictions.end(); ++it) {
+    titles.push_back(it->second.title);
+  }
+  const std::string dir = bert->dir + "/attention";
+  try {
+    make_directories(dir);
+    load_classifier(bert->dir)->dump_attention(titles, 0, dir);
+  } catch (const std::exception& e) {
+    spdlog::warn("report: no attention heatmaps: {}", e.what());
+    return {};
+  }
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < titles.size(); ++i) files.push_back(dir + "/" + std::to_string(i) + ".html");
+  return files;
+}
+
+std::string markdown(const std::vector<StageFacts>& stages, const std::vector<Disagreement>& picks,
+                     const std::vector<std::string>& attention, const std::string& run_dir) {
+  std::string md = "# newscls pipeline report\n\nRun folder: `" + run_dir + "`. Metrics are on the test split.\n\n|";
+  for (const std::string& c : kColumns) md += " " + c + " |";
+  md += "\n|";
+  for (std::size_t i = 0; i < kColumns.size(); ++i) md += "---|";
+  md += "\n";
+  for (const StageFacts& s : stages) {
+    md += "|";
+    for (const std::string& cell : table_row(s)) md += " " + cell + " |";
+    md += "\n";
+  }
+  md += "\nFigures: per-class F1 and confusion heatmaps are in `report.html`; each stage's own heatmap is "
+        "`<stage>/confusion.svg`.\n\n## Titles the stages disagree on most\n\n| title | true |";
+  for (const StageFacts& s : stages) md += " " + s.result.stage + " |";
+  md += "\n|---|---|";
+  for (std::size_t i = 0; i < stages.size(); ++i) md += "---|";
+  md += "\n";
+  for (const Disagreement& d : picks) {
+    md += "| " + d.title + " | " + d.truth + " |";
+    for (const std::string& p : d.predicted) md += " " + (p.empty() ? "-" : p) + " |";
+    md += "\n";
+  }
+  if (!attention.empty()) {
+    md += "\n## BERT attention\n\n";
+    for (const std::string& f : attention) md += "- [" + std::filesystem::path(f).filename().string() + "](" +
+                                                   std::filesystem::relative(f, run_dir).string() + ")\n";
+  }
+  return md;
+}
+
+std::string html_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::string h = "<table><tr>";
+  for (const std::string& c : header) h += "<th>" + xml_escape(c) + "</th>";
+  h += "</tr>\n";
+  for (const auto& row : rows) {
+    h += "<tr>";
+    for (const std::string& c : row) h += "<td>" + xml_escape(c) + "</td>";
+    h += "</tr>\n";
+  }
+  return h + "</table>\n";
+}
+
+std::string html(const std::vector<StageFacts>& stages, const std::vector<Disagreement>& picks,
+                 const std::vector<std::string>& attention, const std::string& run_dir) {
+  std::string h =
+      "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>newscls report</title><style>"
+      "body{font-family:sans-serif;margin:24px;max-width:1200px}table{border-collapse:collapse;margin:12px 0}"
+      "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}th{background:#f0f0f0}"
+      ".figs{display:flex;flex-wrap:wrap;gap:16px}iframe{width:100%;height:720px;border:1px solid #ccc}"
+      "</style></head><body>\n<h1>newscls pipeline report</h1>\n<p>Run folder: <code>" +
+      xml_escape(run_dir) + "</code>. Metrics are on the test split.</p>\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const StageFacts& s : stages) rows.push_back(table_row(s));
+  h += html_table(kColumns, rows);
+  h += "<h2>Per-class F1</h2>\n" + per_class_f1_svg(stages);
+  h += "<h2>Confusion heatmaps</h2>\n<div class=\"figs\">\n";
+  for (const StageFacts& s : stages) {
+    if (!s.confusion_svg.empty()) h += "<div>" + s.confusion_svg + "</div>\n";
+  }
+  h += "</div>\n<h2>Titles the stages disagree on most</h2>\n";
+  std::vector<std::string> header = {"title", "true"};
+  for (const StageFacts& s : stages) header.push_back(s.result.stage);
+  rows.clear();
+  for (const Disagreement& d : picks) {
+    std::vector<std::string> row = {d.title, d.truth};
+    for (const std::string& p : d.predicted) row.push_back(p.empty() ? "-" : p);
+    rows.push_back(row);
+  }
+  h += html_table(header, rows);
+  if (!attention.empty()) {
+    h += "<h2>BERT attention heatmaps</h2>\n";
+    for (const std::string& f : attention) {
+      h += "<iframe srcdoc=\"" + xml_escape(read_file(f)) + "\"></iframe>\n";
+    }
+  }
+  return h + "</body></html>\n";
+}
+
+}  // namespace
+
+void write_pipeline_report(const PipelineSummary& summary, const PipelineRequest& request) {
+  std::vector<StageFacts> stages;
+  for (const StageResult& r : summary.stages) stages.push_back(read_stage_facts(r, summary.run_dir));
+  const std::vector<Disagreement> picks = disagreements(stages, 15);
+  const std::vector<std::string> attention = bert_attention(stages, picks, request.attention_titles);
+  write_file_atomic(summary.run_dir + "/report.md", markdown(stages, picks, attention, summary.run_dir));
+  write_file_atomic(summary.run_dir + "/report.html", html(stages, picks, attention, summary.run_dir));
+  spdlog::info("report: {}/report.html and report.md", summary.run_dir);
+}
+
+}  // namespace newscls

@@ -1,0 +1,57 @@
+#include "pipeline/stage_facts.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "newscls/atomic_file.h"
+#include "newscls/bundle.h"
+#include "newscls/error.h"
+
+namespace fs = std::filesystem;
+
+namespace newscls {
+namespace {
+
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream in(line);
+  std::string field;
+  while (std::getline(in, field, '\t')) fields.push_back(field);
+  return fields;
+}
+
+std::map<std::size_t, StagePrediction> read_predictions(const std::string& path) {
+  std::map<std::size_t, StagePrediction> out;
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    const std::vector<std::string> f = split_tabs(line);
+    if (f.size() < 5) continue;
+    out[std::stoul(f[0])] = {f[1], f[2], f[4]};
+  }
+  return out;
+}
+
+}  // namespace
+
+StageFacts read_stage_facts(const StageResult& result, const std::string& run_dir) {
+  StageFacts facts;
+  facts.result = result;
+  facts.dir = run_dir + "/" + result.stage;
+  if (result.status != "done" && result.status != "resumed") return facts;
+  try {
+    facts.metrics = nlohmann::json::parse(read_file(facts.dir + "/metrics.json"));
+    facts.has_metrics = true;
+    const Bundle bundle = Bundle::open(facts.dir);
+    for (const auto& [name, sha] : bundle.manifest().payloads) facts.bundle_bytes += fs::file_size(bundle.payload_path(name));
+    facts.confusion_svg = read_file(facts.dir + "/confusion.svg");
+    facts.predictions = read_predictions(facts.dir + "/predictions.tsv");
+  } catch (const std::exception& e) {
+    facts.result.reason = std::string("report could not read the stage: ") + e.what();
+  }
+  return facts;
+}
+
+}  // namespace newscls
