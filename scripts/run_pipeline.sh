@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The main job, end to end on a fresh machine: install what is missing, build, run every
+# stage on the default data into runs/<timestamp>/, write the report, and classify a few
+# titles with each trained stage. Extra arguments go to `newscls pipeline`
+# (e.g. --stages tfidf-rf,fasttext or --set bert.max_steps=30).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/build.sh
+bin=build/apps/newscls/newscls
+run_dir="runs/$(date +%Y%m%d-%H%M%S)"
+"$bin" pipeline --out "$run_dir" "$@"
+
+examples=$(mktemp)
+trap 'rm -f "$examples"' EXIT
+printf '%s\n' "央行宣布下调金融机构存款准备金率" "湖人队加时险胜勇士 詹姆斯砍下40分" \
+  "北京东三环新盘开盘 均价每平米六万" "新赛季电竞联赛今晚开幕" >"$examples"
+for stage_dir in "$run_dir"/*/; do
+  [[ -f "$stage_dir/manifest.json" ]] || continue
+  echo "== $(basename "$stage_dir")"
+  "$bin" predict --model-dir "$stage_dir" --input "$examples" --format tsv --log-level warn || true
+done
+echo "report: $run_dir/report.html"
