@@ -13,6 +13,10 @@ packages=(
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(fasttext python3-sklearn python3-jieba python3-torch python3-numpy time)
 fi
+# `--fuzz` (anywhere on the line) adds clang and its libFuzzer runtime for scripts/fuzz.sh.
+if [[ " $* " == *" --fuzz "* ]]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -11,5 +11,7 @@ void setup_eval(CLI::App& app);
 void setup_predict(CLI::App& app);
 void setup_info(CLI::App& app);
 void setup_pipeline(CLI::App& app);
+void setup_pretrain(CLI::App& app);
+void setup_attention(CLI::App& app);
 
 }  // namespace newscls::app

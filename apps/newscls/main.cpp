@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
   newscls::app::setup_predict(app);
   newscls::app::setup_info(app);
   newscls::app::setup_pipeline(app);
+  newscls::app::setup_pretrain(app);
+  newscls::app::setup_attention(app);
   newscls::install_interrupt_handlers();
   try {
     app.parse(argc, argv);

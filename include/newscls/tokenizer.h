@@ -3,7 +3,7 @@
 // The model is trained in-process and its serialized proto is kept in memory, so a
 // classifier stores it as one bundle payload and loads it back byte for byte.
 //
-//   SubwordTokenizer sp = SubwordTokenizer::train(train_titles, {8000, 0.9995, seed});
+//   SubwordTokenizer sp = SubwordTokenizer::train(train_titles, {8000, 0.9995});  // deterministic
 //   std::vector<std::string> pieces = sp.encode_pieces(normalize_title(title));
 //   std::vector<int> ids = sp.encode_ids(normalize_title(title));
 //   write_file_atomic(path, sp.serialized());   SubwordTokenizer::from_serialized(bytes)
@@ -15,16 +15,13 @@
 #include <string_view>
 #include <vector>
 
-namespace sentencepiece {
-class SentencePieceProcessor;
-}
-
 namespace newscls {
+
+class SpmBackend;  // SentencePiece behind a privately loaded plugin (src/text/spm_backend.h)
 
 struct SubwordOptions {
   int vocab_size = 8000;
   double character_coverage = 0.9995;
-  std::uint64_t seed = 1;
   std::string model_type = "unigram";  // unigram | bpe | char
 };
 
@@ -48,7 +45,7 @@ class SubwordTokenizer {
 
  private:
   SubwordTokenizer();
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
+  std::unique_ptr<SpmBackend> processor_;
   std::string serialized_;
 };
 

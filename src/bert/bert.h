@@ -1,7 +1,16 @@
-// Factory entry points of the bert family (see include/newscls/classifier.h).
+// Factory entry points of the bert family (see include/newscls/classifier.h), and MLM
+// pretraining of an encoder bundle for `newscls pretrain`.
+//
+// An encoder bundle is a model bundle of family "bert-encoder" with payloads vocab.bin
+// (CharVocab) and encoder.bin (named tensors); `train --init DIR` fine-tunes from it.
+//
+//   PretrainRequest req{config, &train, &labels, seed, threads, "runs/bert-encoder"};
+//   nlohmann::json facts = pretrain_encoder_bundle(req);
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -12,5 +21,20 @@ namespace newscls::bert {
 std::unique_ptr<Classifier> make_classifier();
 // Documented defaults; configs/bert.json mirrors them (a unit test checks).
 nlohmann::json default_config();
+
+constexpr const char* kEncoderFamily = "bert-encoder";
+
+struct PretrainRequest {
+  nlohmann::json config;          // a full bert config (default_config() + overrides)
+  const Dataset* train = nullptr;
+  const LabelSet* labels = nullptr;
+  std::uint64_t seed = 1;
+  int threads = 1;
+  std::string out_dir;
+};
+
+// Builds the vocabulary, pretrains for pretrain_epochs (capped by pretrain_max_steps) and
+// commits the encoder bundle to out_dir. Returns the training facts.
+nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request);
 
 }  // namespace newscls::bert

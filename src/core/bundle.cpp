@@ -60,12 +60,17 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
     throw ModelFormatError(origin, "not a newscls bundle manifest (format is not '" + std::string(kBundleFormat) + "')");
   }
   Manifest m;
-  m.format_version = require(j, "format_version", T::number_integer, origin).get<int>();
-  if (m.format_version > kBundleFormatVersion || m.format_version < 1) {
-    throw ModelFormatError(origin, "bundle format version " + std::to_string(m.format_version) +
+  // Compared before narrowing to int, so 4294967297 is not taken for version 1.
+  const nlohmann::json& version = require(j, "format_version", T::number_integer, origin);
+  const bool supported = version.is_number_unsigned()
+      ? version.get<std::uint64_t>() >= 1 && version.get<std::uint64_t>() <= kBundleFormatVersion
+      : version.get<std::int64_t>() >= 1 && version.get<std::int64_t>() <= kBundleFormatVersion;
+  if (!supported) {
+    throw ModelFormatError(origin, "bundle format version " + version.dump() +
                                        " is not supported; this newscls reads versions 1.." +
                                        std::to_string(kBundleFormatVersion));
   }
+  m.format_version = version.get<int>();
   m.family = require(j, "family", T::string, origin).get<std::string>();
   for (const auto& label : require(j, "labels", T::array, origin)) {
     if (!label.is_string()) throw ModelFormatError(origin, "manifest labels must be strings");
@@ -135,7 +140,7 @@ Bundle Bundle::open(const std::string& dir) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(read_file(manifest_path));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number too large
     throw ModelFormatError(manifest_path, std::string("not valid JSON: ") + e.what());
   }
   Bundle bundle;

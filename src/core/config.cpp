@@ -50,7 +50,7 @@ void merge_config_file(nlohmann::json& config, const std::string& path) {
   nlohmann::json file_config;
   try {
     file_config = nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number too large
     throw IoError(path, std::string("not valid JSON: ") + e.what());
   }
   merge_config(config, file_config, path);

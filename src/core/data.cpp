@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "newscls/error.h"
+#include "newscls/interrupt.h"
 #include "newscls/utf8.h"
 
 namespace newscls {
@@ -150,10 +151,13 @@ bool TitleReader::next(std::string& title) {
     if (c == '\n') break;
     buffer_.push_back(static_cast<char>(c));
   }
-  if (!any) {
-    if (std::ferror(file_)) throw IoError(path_, "read failed");
-    return false;
+  // A failed read (EINTR when a signal arrives while stdin blocks) must not pass for the
+  // end of a line: the line read so far is incomplete.
+  if (c == EOF && std::ferror(file_)) {
+    check_interrupted();
+    throw IoError(path_, std::string("read failed: ") + std::strerror(errno));
   }
+  if (!any) return false;
   ++line_;
   clean_line(buffer_, line_);
   const std::size_t tab = buffer_.rfind('\t');

@@ -54,9 +54,18 @@ nlohmann::json default_config(const std::string& family) { return find_family(fa
 
 std::unique_ptr<Classifier> load_classifier(const std::string& dir) { return load_classifier(Bundle::open(dir)); }
 
+// A bad family or config in a manifest is a fault of that file, not of the command line.
 std::unique_ptr<Classifier> load_classifier(const Bundle& bundle) {
-  auto model = make_classifier(bundle.manifest().family);
-  model->configure(bundle.manifest().config);
+  const std::string manifest_path = bundle.dir() + "/manifest.json";
+  std::unique_ptr<Classifier> model;
+  try {
+    model = make_classifier(bundle.manifest().family);
+    model->configure(bundle.manifest().config);
+  } catch (const UsageError& e) {
+    throw ModelFormatError(manifest_path, e.what());
+  } catch (const ConfigError& e) {
+    throw ModelFormatError(manifest_path, e.what());
+  }
   model->load(bundle);
   return model;
 }

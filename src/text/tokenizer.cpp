@@ -1,32 +1,13 @@
 #include "newscls/tokenizer.h"
 
-#include <sentencepiece_processor.h>
-#include <sentencepiece_trainer.h>
-
 #include <unordered_map>
 
 #include "newscls/error.h"
+#include "text/spm_backend.h"
 
 namespace newscls {
-namespace {
 
-// Feeds titles to the trainer from memory, so no temporary corpus file is needed.
-class VectorSentenceIterator : public sentencepiece::SentenceIterator {
- public:
-  explicit VectorSentenceIterator(const std::vector<std::string>& titles) : titles_(titles) {}
-  bool done() const override { return index_ >= titles_.size(); }
-  void Next() override { ++index_; }
-  const std::string& value() const override { return titles_[index_]; }
-  sentencepiece::util::Status status() const override { return {}; }
-
- private:
-  const std::vector<std::string>& titles_;
-  std::size_t index_ = 0;
-};
-
-}  // namespace
-
-SubwordTokenizer::SubwordTokenizer() : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
+SubwordTokenizer::SubwordTokenizer() : processor_(make_spm_backend()) {}
 SubwordTokenizer::SubwordTokenizer(SubwordTokenizer&&) noexcept = default;
 SubwordTokenizer& SubwordTokenizer::operator=(SubwordTokenizer&&) noexcept = default;
 SubwordTokenizer::~SubwordTokenizer() = default;
@@ -37,18 +18,16 @@ SubwordTokenizer SubwordTokenizer::train(const std::vector<std::string>& titles,
       {"model_type", options.model_type},
       {"vocab_size", std::to_string(options.vocab_size)},
       {"character_coverage", std::to_string(options.character_coverage)},
-      {"random_seed", std::to_string(options.seed)},
       {"hard_vocab_limit", "false"},
       {"num_threads", "2"},
       {"minloglevel", "2"},
       {"add_dummy_prefix", "false"},
       {"normalization_rule_name", "identity"},
   };
-  VectorSentenceIterator iterator(titles);
   SubwordTokenizer tokenizer;
-  const auto status = sentencepiece::SentencePieceTrainer::Train(args, &iterator, &tokenizer.serialized_);
-  if (!status.ok()) throw ConfigError("subword tokenizer", "SentencePiece training failed: " + status.ToString());
-  if (!tokenizer.processor_->LoadFromSerializedProto(tokenizer.serialized_).ok()) {
+  const std::string error = tokenizer.processor_->train(titles, args, &tokenizer.serialized_);
+  if (!error.empty()) throw ConfigError("subword tokenizer", "SentencePiece training failed: " + error);
+  if (!tokenizer.processor_->load(tokenizer.serialized_).empty()) {
     throw ModelFormatError("subword tokenizer", "SentencePiece could not load the model it just trained");
   }
   return tokenizer;
@@ -57,25 +36,19 @@ SubwordTokenizer SubwordTokenizer::train(const std::vector<std::string>& titles,
 SubwordTokenizer SubwordTokenizer::from_serialized(const std::string& bytes, const std::string& what) {
   SubwordTokenizer tokenizer;
   tokenizer.serialized_ = bytes;
-  const auto status = tokenizer.processor_->LoadFromSerializedProto(bytes);
-  if (!status.ok()) throw ModelFormatError(what, "not a SentencePiece model: " + status.ToString());
+  const std::string error = tokenizer.processor_->load(bytes);
+  if (!error.empty()) throw ModelFormatError(what, "not a SentencePiece model: " + error);
   return tokenizer;
 }
 
 std::vector<std::string> SubwordTokenizer::encode_pieces(std::string_view text) const {
-  std::vector<std::string> pieces;
-  processor_->Encode(text, &pieces).IgnoreError();
-  return pieces;
+  return processor_->encode_pieces(text);
 }
 
-std::vector<int> SubwordTokenizer::encode_ids(std::string_view text) const {
-  std::vector<int> ids;
-  processor_->Encode(text, &ids).IgnoreError();
-  return ids;
-}
+std::vector<int> SubwordTokenizer::encode_ids(std::string_view text) const { return processor_->encode_ids(text); }
 
-int SubwordTokenizer::vocab_size() const { return processor_->GetPieceSize(); }
-int SubwordTokenizer::piece_to_id(const std::string& piece) const { return processor_->PieceToId(piece); }
-std::string SubwordTokenizer::id_to_piece(int id) const { return processor_->IdToPiece(id); }
+int SubwordTokenizer::vocab_size() const { return processor_->piece_size(); }
+int SubwordTokenizer::piece_to_id(const std::string& piece) const { return processor_->piece_to_id(piece); }
+std::string SubwordTokenizer::id_to_piece(int id) const { return processor_->id_to_piece(id); }
 
 }  // namespace newscls

@@ -58,7 +58,8 @@ TEST(Config, CheckedInConfigsMirrorCompiledDefaults) {
     const nlohmann::json file = nlohmann::json::parse(read_file(path));
     EXPECT_EQ(strip_docs(file), strip_docs(default_config(family))) << path;
     ASSERT_TRUE(file.contains("_doc")) << path;
-    for (const auto& [key, value] : strip_docs(file).items()) {
+    const nlohmann::json settings = strip_docs(file);
+    for (const auto& [key, value] : settings.items()) {
       EXPECT_TRUE(file["_doc"].contains(key)) << path << " documents no '" << key << "'";
     }
   }

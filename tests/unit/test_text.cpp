@@ -37,3 +37,31 @@ TEST(CharNgrams, OrdersByPositionThenLengthAndDropsLoneSpaces) {
 
 }  // namespace
 }  // namespace newscls
+
+#include "newscls/error.h"
+#include "newscls/tokenizer.h"
+
+namespace newscls {
+namespace {
+
+TEST(SubwordTokenizer, TrainsEncodesAndReloadsFromBytes) {
+  std::vector<std::string> titles;
+  for (int i = 0; i < 200; ++i) {
+    titles.push_back(normalize_title("央行宣布下调存款准备金率 第" + std::to_string(i) + "次"));
+    titles.push_back(normalize_title("湖人队主场击败勇士队 詹姆斯砍下三十分"));
+  }
+  SubwordOptions options;
+  options.vocab_size = 80;
+  const SubwordTokenizer sp = SubwordTokenizer::train(titles, options);
+  const std::vector<std::string> pieces = sp.encode_pieces("央行宣布");
+  std::string joined;
+  for (const std::string& p : pieces) joined += p;
+  EXPECT_EQ(joined, "央行宣布");
+  const SubwordTokenizer again = SubwordTokenizer::from_serialized(sp.serialized(), "test");
+  EXPECT_EQ(again.encode_ids("湖人队主场"), sp.encode_ids("湖人队主场"));
+  EXPECT_EQ(SubwordTokenizer::train(titles, options).serialized(), sp.serialized());  // deterministic
+  EXPECT_THROW(SubwordTokenizer::from_serialized("not a model", "x.model"), ModelFormatError);
+}
+
+}  // namespace
+}  // namespace newscls

@@ -1,0 +1,50 @@
+#include <cstdio>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "commands.h"
+#include "common_options.h"
+#include "newscls/atomic_file.h"
+#include "newscls/classifier.h"
+#include "newscls/data.h"
+#include "newscls/workflow.h"
+
+namespace newscls::app {
+namespace {
+
+struct AttentionOptions {
+  std::string model_dir, input, out_dir;
+  std::size_t limit = 0;
+  int threads = 0;
+};
+
+void run_attention(const AttentionOptions& o) {
+  auto model = load_classifier(o.model_dir);
+  model->set_threads(o.threads > 0 ? o.threads : default_thread_count());
+  std::vector<std::string> titles;
+  TitleReader reader(o.input);
+  std::string title;
+  while ((o.limit == 0 || titles.size() < o.limit) && reader.next(title)) titles.push_back(title);
+  make_directories(o.out_dir);
+  model->dump_attention(titles, 0, o.out_dir);
+  spdlog::info("attention of {} titles written to {}", titles.size(), o.out_dir);
+  std::printf("%zu titles: %s/{0..%zu}.{json,npy,html}\n", titles.size(), o.out_dir.c_str(),
+              titles.empty() ? 0 : titles.size() - 1);
+}
+
+}  // namespace
+
+void setup_attention(CLI::App& app) {
+  auto o = std::make_shared<AttentionOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "attention", "Write attention weights of each input title as i.json, i.npy and i.html (bert)");
+  add_model_dir_option(*cmd, o->model_dir);
+  cmd->add_option("--input", o->input, "Titles, one per line (title<TAB>label accepted; - = stdin)")->required();
+  cmd->add_option("--out", o->out_dir, "Directory for the dumps")->required();
+  cmd->add_option("--limit", o->limit, "Only the first N titles (0 = all)")->capture_default_str();
+  add_threads_option(*cmd, o->threads);
+  cmd->callback([o] { run_attention(*o); });
+}
+
+}  // namespace newscls::app

@@ -1,0 +1,61 @@
+#include <cstdio>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "bert/bert.h"
+#include "commands.h"
+#include "common_options.h"
+#include "newscls/data.h"
+#include "newscls/error.h"
+#include "newscls/workflow.h"
+
+namespace newscls::app {
+namespace {
+
+struct PretrainOptions {
+  std::string family = "bert", data_dir, out_dir = "runs/bert-encoder", config_file;
+  std::vector<std::string> overrides;
+  std::uint64_t seed = 1;
+  int threads = 0;
+  bool skip_bad_lines = false;
+};
+
+void run_pretrain(const PretrainOptions& o) {
+  const DataLayout layout = resolve_data_dir(o.data_dir);
+  const LabelSet labels = read_class_file(layout.classes());
+  const Dataset train = read_labeled_file(layout.train(), labels.size(), ReadOptions{o.skip_bad_lines});
+  bert::PretrainRequest request;
+  request.config = build_config(o.family, o.config_file, o.overrides);
+  request.train = &train;
+  request.labels = &labels;
+  request.seed = o.seed;
+  request.threads = o.threads > 0 ? o.threads : default_thread_count();
+  request.out_dir = o.out_dir;
+  spdlog::info("pretraining a bert encoder on {} titles of {}", train.size(), layout.train());
+  const nlohmann::json facts = bert::pretrain_encoder_bundle(request);
+  std::printf("encoder bundle %s: %lld steps, mlm loss %.4f, %.0f titles/s\n", o.out_dir.c_str(),
+              facts.value("pretrain_steps", 0LL), facts.value("pretrain_mlm_loss", 0.0),
+              facts.value("pretrain_titles_per_s", 0.0));
+}
+
+}  // namespace
+
+void setup_pretrain(CLI::App& app) {
+  auto o = std::make_shared<PretrainOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "pretrain", "Pretrain a BERT encoder with masked-language modelling on the training titles");
+  cmd->add_option("--model", o->family, "Model family (only bert has an encoder to pretrain)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"bert"}));
+  add_data_option(*cmd, o->data_dir);
+  cmd->add_option("--out", o->out_dir, "Encoder bundle directory to write")->capture_default_str();
+  cmd->add_option("--config", o->config_file, "JSON file overriding the bert default config");
+  cmd->add_option("--set", o->overrides, "Override one config key, key=value (repeatable)");
+  add_seed_option(*cmd, o->seed);
+  add_threads_option(*cmd, o->threads);
+  add_skip_bad_lines_option(*cmd, o->skip_bad_lines);
+  cmd->callback([o] { run_pretrain(*o); });
+}
+
+}  // namespace newscls::app

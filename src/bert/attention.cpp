@@ -1,0 +1,78 @@
+#include "bert/attention.h"
+
+#include <cmath>
+#include <limits>
+
+#include "newscls/error.h"
+
+namespace newscls::bert {
+
+AttentionMask make_attention_mask(const torch::Tensor& key_valid, std::int64_t t_q, bool causal) {
+  AttentionMask mask;
+  torch::Tensor allowed;
+  if (key_valid.defined()) {
+    if (key_valid.dim() != 2) throw UsageError("attention key mask must be (batch, keys)");
+    allowed = key_valid.to(torch::kBool).unsqueeze(1).unsqueeze(1);  // (B,1,1,Tk)
+  }
+  if (causal) {
+    const std::int64_t t_k = key_valid.defined() ? key_valid.size(1) : t_q;
+    torch::Tensor lower = torch::ones({t_q, t_k}, torch::kBool).tril();
+    allowed = allowed.defined() ? allowed.logical_and(lower) : lower.view({1, 1, t_q, t_k});
+  }
+  if (!allowed.defined()) return mask;
+  torch::Tensor any = allowed.any(-1, /*keepdim=*/true);
+  if (!any.all().item<bool>()) {
+    // Let empty rows attend uniformly (finite softmax), then zero them via row_valid.
+    allowed = allowed.logical_or(any.logical_not());
+    mask.row_valid = any.to(torch::kFloat32);
+  }
+  mask.bias = torch::zeros(allowed.sizes(), torch::kFloat32)
+                  .masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
+  return mask;
+}
+
+torch::Tensor attention_scores(const torch::Tensor& q, const torch::Tensor& k, bool scale) {
+  torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1));
+  if (scale) scores.div_(std::sqrt(static_cast<double>(q.size(-1))));
+  return scores;
+}
+
+AttentionOutput scaled_dot_product_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                             const torch::Tensor& v, const AttentionMask& mask,
+                                             bool scale, FastDropout* dropout) {
+  torch::Tensor scores = attention_scores(q, k, scale);
+  if (mask.bias.defined()) scores = scores + mask.bias;
+  torch::Tensor weights = torch::softmax(scores, -1);
+  if (mask.row_valid.defined()) weights = weights * mask.row_valid;
+  torch::Tensor used = dropout != nullptr ? (*dropout)(weights) : weights;
+  return {torch::matmul(used, v), weights};
+}
+
+MultiHeadAttentionImpl::MultiHeadAttentionImpl(std::int64_t hidden, std::int64_t heads,
+                                               double attention_dropout,
+                                               std::shared_ptr<MaskRng> rng)
+    : hidden_(hidden), heads_(heads), d_head_(hidden / heads) {
+  if (heads <= 0 || hidden % heads != 0) {
+    throw ConfigError("heads", "hidden must be a multiple of heads");
+  }
+  query_ = register_module("query", torch::nn::Linear(hidden, hidden));
+  key_ = register_module("key", torch::nn::Linear(hidden, hidden));
+  value_ = register_module("value", torch::nn::Linear(hidden, hidden));
+  output_ = register_module("output", torch::nn::Linear(hidden, hidden));
+  dropout_ = register_module("dropout", FastDropout(attention_dropout, std::move(rng)));
+}
+
+torch::Tensor MultiHeadAttentionImpl::split_heads(const torch::Tensor& x) const {
+  return x.view({x.size(0), x.size(1), heads_, d_head_}).transpose(1, 2);
+}
+
+AttentionOutput MultiHeadAttentionImpl::forward(const torch::Tensor& x, const AttentionMask& mask) {
+  torch::Tensor q = split_heads(query_(x));
+  torch::Tensor k = split_heads(key_(x));
+  torch::Tensor v = split_heads(value_(x));
+  AttentionOutput heads = scaled_dot_product_attention(q, k, v, mask, true, &dropout_);
+  torch::Tensor concat = heads.output.transpose(1, 2).reshape({x.size(0), x.size(1), hidden_});
+  return {output_(concat), heads.weights};
+}
+
+}  // namespace newscls::bert

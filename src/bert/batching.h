@@ -1,0 +1,32 @@
+// Turning encoded titles into padded batches: dynamic padding to the longest title of each
+// batch, and batches bucketed by length so little padding is computed at all.
+//
+//   auto groups = bucket_batches(lengths, 64, &rng);      // training: shuffled buckets
+//   Batch b = make_batch(encoded, groups[0], &labels);     // ids, key_valid, labels
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace newscls::bert {
+
+struct Batch {
+  torch::Tensor ids;        // int64 (B, T), padded with kPad
+  torch::Tensor key_valid;  // bool (B, T), true at real tokens
+  torch::Tensor labels;     // int64 (B), undefined without labels
+  std::vector<std::size_t> rows;
+};
+
+Batch make_batch(const std::vector<std::vector<std::int64_t>>& encoded,
+                 const std::vector<std::size_t>& rows, const std::vector<int>* labels);
+
+// With rng: shuffle, sort by length inside pools of 50 batches, cut, shuffle batch order.
+// Without: sorted by length over everything (prediction), order restored via Batch::rows.
+std::vector<std::vector<std::size_t>> bucket_batches(const std::vector<std::size_t>& lengths,
+                                                     std::size_t batch_size, std::mt19937_64* rng);
+
+}  // namespace newscls::bert

@@ -1,0 +1,41 @@
+#include "bert/fast_dropout.h"
+
+#include <cmath>
+
+namespace newscls::bert {
+
+void MaskRng::reseed(std::uint64_t seed) {
+  // splitmix64 scrambles small seeds into a well-mixed non-zero xorshift state.
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  state_ = (z ^ (z >> 31)) | 1;
+}
+
+torch::Tensor MaskRng::mask(torch::IntArrayRef shape, double p) {
+  torch::Tensor out = torch::empty(shape, torch::kFloat32);
+  float* data = out.data_ptr<float>();
+  const std::int64_t n = out.numel();
+  const auto threshold = static_cast<std::uint32_t>(std::lround(p * 65536.0));
+  const float keep = static_cast<float>(1.0 / (1.0 - p));
+  std::uint64_t s = state_;
+  std::int64_t i = 0;
+  while (i < n) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    std::uint64_t bits = s;
+    for (int j = 0; j < 4 && i < n; ++j, ++i, bits >>= 16) {
+      data[i] = (bits & 0xFFFF) < threshold ? 0.0f : keep;
+    }
+  }
+  state_ = s;
+  return out;
+}
+
+torch::Tensor FastDropoutImpl::forward(const torch::Tensor& x) {
+  if (!is_training() || p_ <= 0) return x;
+  return x * rng_->mask(x.sizes(), p_);
+}
+
+}  // namespace newscls::bert

@@ -1,0 +1,94 @@
+#include "bert/options.h"
+
+#include "newscls/config.h"
+#include "newscls/error.h"
+
+namespace newscls::bert {
+
+nlohmann::json default_options_json() {
+  nlohmann::json c;
+  c["layers"] = 4;
+  c["hidden"] = 256;
+  c["heads"] = 4;
+  c["ff"] = 1024;
+  c["max_len"] = 64;
+  c["dropout"] = 0.1;
+  c["attention_dropout"] = 0.1;
+  c["vocab_min_count"] = 2;
+  c["vocab_max_size"] = 8000;
+  c["batch_size"] = 64;
+  c["predict_batch_size"] = 256;
+  c["epochs"] = 3;
+  c["pretrain_epochs"] = 2;
+  c["lr"] = 2e-4;
+  c["pretrain_lr"] = 5e-4;
+  c["warmup"] = 0.06;
+  c["weight_decay"] = 0.01;
+  c["clip_norm"] = 1.0;
+  c["mask_prob"] = 0.15;
+  c["max_steps"] = 0;
+  c["pretrain_max_steps"] = 0;
+  c["patience"] = 2;
+  c["_doc"] = {
+      {"layers", "encoder layers (post-LN, as in BERT)"},
+      {"hidden", "model width; a multiple of heads"},
+      {"heads", "attention heads per layer; each has hidden/heads dimensions"},
+      {"ff", "width of the GELU feed-forward block"},
+      {"max_len", "tokens per title including [CLS] and [SEP]; longer titles are cut"},
+      {"dropout", "dropout on embeddings, sublayer outputs and the classifier input"},
+      {"attention_dropout", "dropout on the attention weights (dumps show undropped weights)"},
+      {"vocab_min_count", "a character needs this many occurrences in train to get an id"},
+      {"vocab_max_size", "vocabulary cap including the 5 special tokens"},
+      {"batch_size", "training titles per optimiser step; batches are bucketed by length"},
+      {"predict_batch_size", "titles per forward pass at prediction time"},
+      {"epochs", "fine-tuning epochs (early stopping may end sooner)"},
+      {"pretrain_epochs", "MLM epochs run by train when no --init is given; 0 skips pretraining"},
+      {"lr", "peak AdamW learning rate for fine-tuning"},
+      {"pretrain_lr", "peak AdamW learning rate for MLM pretraining"},
+      {"warmup", "fraction of steps with linear warm-up; linear decay to 0 after it"},
+      {"weight_decay", "AdamW decoupled weight decay (not on biases, norms)"},
+      {"clip_norm", "gradient norm clip; 0 disables"},
+      {"mask_prob", "MLM: share of tokens chosen (80% [MASK], 10% random, 10% kept)"},
+      {"max_steps", "cap on fine-tuning optimiser steps, for smoke tests; 0 = no cap"},
+      {"pretrain_max_steps", "cap on MLM optimiser steps; 0 = no cap"},
+      {"patience", "epochs without a better dev macro-F1 before stopping"}};
+  return c;
+}
+
+Options parse_options(const nlohmann::json& c) {
+  Options o;
+  o.arch.layers = config_int(c, "layers", 1, 48);
+  o.arch.hidden = config_int(c, "hidden", 8, 4096);
+  o.arch.heads = config_int(c, "heads", 1, 64);
+  o.arch.ff = config_int(c, "ff", 8, 16384);
+  o.arch.max_len = config_int(c, "max_len", 3, 512);
+  o.arch.dropout = config_double(c, "dropout", 0.0, 0.9);
+  o.arch.attention_dropout = config_double(c, "attention_dropout", 0.0, 0.9);
+  o.vocab_min_count = static_cast<int>(config_int(c, "vocab_min_count", 1, 1000000));
+  o.vocab_max_size = static_cast<int>(config_int(c, "vocab_max_size", 16, 1000000));
+  o.batch_size = static_cast<int>(config_int(c, "batch_size", 1, 65536));
+  o.predict_batch_size = static_cast<int>(config_int(c, "predict_batch_size", 1, 65536));
+  o.epochs = static_cast<int>(config_int(c, "epochs", 1, 1000));
+  o.pretrain_epochs = static_cast<int>(config_int(c, "pretrain_epochs", 0, 1000));
+  o.lr = config_double(c, "lr", 1e-7, 1.0);
+  o.pretrain_lr = config_double(c, "pretrain_lr", 1e-7, 1.0);
+  o.warmup = config_double(c, "warmup", 0.0, 0.9);
+  o.weight_decay = config_double(c, "weight_decay", 0.0, 1.0);
+  o.clip_norm = config_double(c, "clip_norm", 0.0, 1e6);
+  o.mask_prob = config_double(c, "mask_prob", 0.01, 0.9);
+  o.max_steps = config_int(c, "max_steps", 0, 1LL << 40);
+  o.pretrain_max_steps = config_int(c, "pretrain_max_steps", 0, 1LL << 40);
+  o.patience = static_cast<int>(config_int(c, "patience", 1, 1000));
+  if (o.arch.hidden % o.arch.heads != 0) throw ConfigError("heads", "hidden must be a multiple of heads");
+  return o;
+}
+
+void set_architecture(nlohmann::json& config, const Architecture& arch) {
+  config["layers"] = arch.layers;
+  config["hidden"] = arch.hidden;
+  config["heads"] = arch.heads;
+  config["ff"] = arch.ff;
+  config["max_len"] = arch.max_len;
+}
+
+}  // namespace newscls::bert

@@ -1,0 +1,349 @@
+#include "bert/training.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <random>
+
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include "bert/batching.h"
+#include "bert/tensor_io.h"
+#include "bert/vocab.h"
+#include "newscls/binary_io.h"
+#include "newscls/error.h"
+#include "newscls/interrupt.h"
+#include "newscls/metrics.h"
+#include "newscls/progress.h"
+
+namespace newscls::bert {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kStateMagic[4] = {'N', 'C', 'B', 'C'};
+constexpr std::uint32_t kStateVersion = 1;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream, std::uint64_t epoch) {
+  return seed * 0x9E3779B97F4A7C15ULL + stream * 0xD1B54A32D192ED03ULL + epoch;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Decoupled weight decay on matrices only: biases, norms and embeddings' bias terms are exempt.
+std::unique_ptr<torch::optim::AdamW> make_optimizer(torch::nn::Module& module, double lr,
+                                                    double weight_decay) {
+  std::vector<torch::Tensor> decay, plain;
+  for (auto& p : module.named_parameters()) {
+    const bool exempt = ends_with(p.key(), "bias") || p.key().find("norm") != std::string::npos;
+    (exempt ? plain : decay).push_back(p.value());
+  }
+  using torch::optim::AdamWOptions;
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, std::make_unique<AdamWOptions>(AdamWOptions(lr).weight_decay(weight_decay)));
+  groups.emplace_back(plain, std::make_unique<AdamWOptions>(AdamWOptions(lr).weight_decay(0.0)));
+  return std::make_unique<torch::optim::AdamW>(std::move(groups), AdamWOptions(lr));
+}
+
+void set_lr(torch::optim::Optimizer& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) {
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+  }
+}
+
+std::vector<std::size_t> lengths_of(const Encoded& titles) {
+  std::vector<std::size_t> lengths;
+  lengths.reserve(titles.size());
+  for (const auto& t : titles) lengths.push_back(t.size());
+  return lengths;
+}
+
+std::int64_t total_steps(std::size_t n, int batch_size, int epochs, std::int64_t max_steps) {
+  const auto per_epoch = static_cast<std::int64_t>((n + batch_size - 1) / batch_size);
+  const std::int64_t total = per_epoch * epochs;
+  return max_steps > 0 ? std::min(total, max_steps) : total;
+}
+
+// One AdamW step with clipping and the scheduled learning rate.
+void optimiser_step(torch::optim::AdamW& optimizer, torch::nn::Module& module, const Options& o,
+                    double peak_lr, std::int64_t step, std::int64_t total) {
+  if (o.clip_norm > 0) torch::nn::utils::clip_grad_norm_(module.parameters(), o.clip_norm);
+  set_lr(optimizer, scheduled_lr(step, total, peak_lr, o.warmup));
+  optimizer.step();
+}
+
+struct MaskedBatch {
+  torch::Tensor inputs, positions, targets;
+};
+
+// BERT's MLM corruption over real characters ([CLS]/[SEP]/[PAD] never chosen).
+MaskedBatch mask_tokens(const Batch& batch, double mask_prob, std::int64_t vocab_size,
+                        std::mt19937_64& gen) {
+  MaskedBatch out;
+  out.inputs = batch.ids.clone();
+  auto ids = out.inputs.accessor<std::int64_t, 2>();
+  const std::int64_t b = ids.size(0), t = ids.size(1);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::uniform_int_distribution<std::int64_t> random_token(kNumSpecial, std::max(kNumSpecial, vocab_size - 1));
+  std::vector<std::int64_t> positions, targets;
+  for (std::int64_t i = 0; i < b; ++i) {
+    for (std::int64_t j = 0; j < t; ++j) {
+      const std::int64_t id = ids[i][j];
+      if (id == kPad || id == kCls || id == kSep || unit(gen) >= mask_prob) continue;
+      positions.push_back(i * t + j);
+      targets.push_back(id);
+      const double r = unit(gen);
+      if (r < 0.8) {
+        ids[i][j] = kMask;
+      } else if (r < 0.9) {
+        ids[i][j] = random_token(gen);
+      }
+    }
+  }
+  if (positions.empty()) {  // keep the loss defined: predict the first token as is
+    positions.push_back(0);
+    targets.push_back(ids[0][0]);
+  }
+  out.positions = torch::tensor(positions, torch::kInt64);
+  out.targets = torch::tensor(targets, torch::kInt64);
+  return out;
+}
+
+std::string step_text(double loss, std::size_t titles, double seconds) {
+  return fmt::format("loss {:.4f}  {:.0f} titles/s", loss, seconds > 0 ? titles / seconds : 0.0);
+}
+
+// Everything a resumed fine-tuning run needs besides the optimiser.
+struct FineTuneState {
+  int next_epoch = 0;
+  std::int64_t step = 0;
+  double best_f1 = -1;
+  int bad_epochs = 0;
+  bool stopped = false;
+  nlohmann::json history = nlohmann::json::array();
+  double train_seconds = 0;
+  std::uint64_t train_titles = 0;
+  double cpu_seconds = 0;  // process CPU time in training steps (not checkpointed)
+};
+
+struct CheckpointPaths {
+  fs::path dir;
+  fs::path state() const { return dir / "state.bin"; }
+  fs::path model() const { return dir / "model.bin"; }
+  fs::path best() const { return dir / "best.bin"; }
+  fs::path optimizer() const { return dir / "optimizer.pt"; }
+};
+
+void write_checkpoint(const fs::path& root, const FineTuneState& s, const NamedTensors& model,
+                      const NamedTensors& best, torch::optim::AdamW& optimizer) {
+  const fs::path final_dir = root / "bert_checkpoint";
+  CheckpointPaths tmp{root / "bert_checkpoint.tmp"};
+  fs::remove_all(tmp.dir);
+  fs::create_directories(tmp.dir);
+  save_tensors(tmp.model().string(), model);
+  save_tensors(tmp.best().string(), best);
+  torch::save(optimizer, tmp.optimizer().string());
+  PayloadWriter w(tmp.state().string(), kStateMagic, kStateVersion);
+  w.u32(static_cast<std::uint32_t>(s.next_epoch));
+  w.u64(static_cast<std::uint64_t>(s.step));
+  w.f64(s.best_f1);
+  w.u32(static_cast<std::uint32_t>(s.bad_epochs));
+  w.u8(s.stopped ? 1 : 0);
+  w.f64(s.train_seconds);
+  w.u64(s.train_titles);
+  w.str(s.history.dump());
+  w.finish();
+  // Swap directories so a crash leaves either the old or the new checkpoint whole.
+  const fs::path old_dir = root / "bert_checkpoint.old";
+  fs::remove_all(old_dir);
+  if (fs::exists(final_dir)) fs::rename(final_dir, old_dir);
+  fs::rename(tmp.dir, final_dir);
+  fs::remove_all(old_dir);
+}
+
+bool read_checkpoint(const fs::path& root, FineTuneState& s, const NamedTensors& model,
+                     NamedTensors& best, torch::optim::AdamW& optimizer) {
+  CheckpointPaths paths{root / "bert_checkpoint"};
+  if (!fs::exists(paths.state())) return false;
+  PayloadReader r(paths.state().string(), kStateMagic, kStateVersion);
+  s.next_epoch = static_cast<int>(r.u32());
+  s.step = static_cast<std::int64_t>(r.u64());
+  s.best_f1 = r.f64();
+  s.bad_epochs = static_cast<int>(r.u32());
+  s.stopped = r.u8() != 0;
+  s.train_seconds = r.f64();
+  s.train_titles = r.u64();
+  try {
+    s.history = nlohmann::json::parse(r.str());
+  } catch (const nlohmann::json::exception&) {
+    throw ModelFormatError(paths.state().string(), "corrupt history");
+  }
+  r.expect_end();
+  load_tensors(paths.model().string(), model);
+  load_tensors(paths.best().string(), best);
+  torch::load(optimizer, paths.optimizer().string());
+  return true;
+}
+
+double dev_macro_f1(ClassifierModel model, const FineTuneJob& job, int batch_size) {
+  torch::Tensor probs = predict_probs(model, *job.dev, batch_size);
+  torch::Tensor predicted = probs.argmax(1);
+  std::vector<int> pred(predicted.data_ptr<std::int64_t>(),
+                        predicted.data_ptr<std::int64_t>() + predicted.numel());
+  return compute_metrics(*job.dev_labels, pred, *job.labels).macro_f1;
+}
+
+}  // namespace
+
+double scheduled_lr(std::int64_t step, std::int64_t total, double peak, double warmup_fraction) {
+  const double warm = std::max(1.0, std::floor(warmup_fraction * static_cast<double>(total)));
+  const double s = static_cast<double>(step) + 1.0;
+  if (s <= warm) return peak * s / warm;
+  const double rest = std::max(1.0, static_cast<double>(total) - warm);
+  return peak * std::max(0.0, 1.0 - (s - warm) / rest);
+}
+
+nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng,
+                            const Options& o, const PretrainJob& job) {
+  MlmModel mlm(encoder, rng);
+  mlm->train();
+  auto optimizer = make_optimizer(*mlm, o.pretrain_lr, o.weight_decay);
+  const std::vector<std::size_t> lengths = lengths_of(*job.titles);
+  const std::int64_t total =
+      total_steps(lengths.size(), o.batch_size, o.pretrain_epochs, o.pretrain_max_steps);
+  std::mt19937_64 mask_gen(mix_seed(job.seed, 3, 0));
+  Progress bar("pretrain", static_cast<std::size_t>(total));
+  std::int64_t step = 0;
+  double seconds = 0, ema_loss = 0;
+  std::size_t titles = 0;
+  for (int epoch = 0; epoch < o.pretrain_epochs && step < total; ++epoch) {
+    rng->reseed(mix_seed(job.seed, 1, epoch));
+    std::mt19937_64 shuffle(mix_seed(job.seed, 2, epoch));
+    for (const auto& rows : bucket_batches(lengths, o.batch_size, &shuffle)) {
+      if (step >= total) break;
+      check_interrupted();
+      const auto start = Clock::now();
+      Batch batch = make_batch(*job.titles, rows, nullptr);
+      MaskedBatch mb = mask_tokens(batch, o.mask_prob, job.vocab_size, mask_gen);
+      torch::Tensor logits = mlm(mb.inputs, batch.key_valid, mb.positions);
+      torch::Tensor loss = torch::cross_entropy_loss(logits, mb.targets);
+      optimizer->zero_grad();
+      loss.backward();
+      optimiser_step(*optimizer, *mlm, o, o.pretrain_lr, step, total);
+      ++step;
+      seconds += seconds_since(start);
+      titles += rows.size();
+      const double l = loss.item<double>();
+      ema_loss = step == 1 ? l : 0.98 * ema_loss + 0.02 * l;
+      bar.advance(1, step_text(ema_loss, titles, seconds));
+    }
+  }
+  bar.finish();
+  encoder->eval();
+  spdlog::info("pretrain: {} steps, mlm loss {:.4f}, {:.0f} titles/s", step, ema_loss,
+               seconds > 0 ? titles / seconds : 0.0);
+  return {{"pretrain_steps", step},
+          {"pretrain_mlm_loss", ema_loss},
+          {"pretrain_seconds", seconds},
+          {"pretrain_titles_per_s", seconds > 0 ? titles / seconds : 0.0}};
+}
+
+nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& rng,
+                         const Options& o, const FineTuneJob& job) {
+  const std::vector<std::size_t> lengths = lengths_of(*job.train);
+  const std::int64_t total = total_steps(lengths.size(), o.batch_size, o.epochs, o.max_steps);
+  auto optimizer = make_optimizer(*model, o.lr, o.weight_decay);
+  const NamedTensors live = named_state(*model);
+  NamedTensors best = clone_state(live);
+  FineTuneState s;
+  const bool checkpoints = !job.checkpoint_dir.empty();
+  if (checkpoints && job.resume && read_checkpoint(job.checkpoint_dir, s, live, best, *optimizer)) {
+    spdlog::info("resuming fine-tuning at epoch {} (step {})", s.next_epoch + 1, s.step);
+  }
+  const bool use_dev = job.dev != nullptr && !job.dev->empty();
+  Progress bar("fine-tune", static_cast<std::size_t>(total));
+  if (s.step > 0) bar.advance(static_cast<std::size_t>(s.step));
+  double ema_loss = 0;
+  for (int epoch = s.next_epoch; epoch < o.epochs && s.step < total && !s.stopped; ++epoch) {
+    model->train();
+    rng->reseed(mix_seed(job.seed, 4, epoch));
+    std::mt19937_64 shuffle(mix_seed(job.seed, 5, epoch));
+    for (const auto& rows : bucket_batches(lengths, o.batch_size, &shuffle)) {
+      if (s.step >= total) break;
+      check_interrupted();
+      const auto start = Clock::now();
+      const std::clock_t cpu_start = std::clock();
+      Batch batch = make_batch(*job.train, rows, job.train_labels);
+      torch::Tensor loss = torch::cross_entropy_loss(model(batch.ids, batch.key_valid), batch.labels);
+      optimizer->zero_grad();
+      loss.backward();
+      optimiser_step(*optimizer, *model, o, o.lr, s.step, total);
+      ++s.step;
+      s.train_seconds += seconds_since(start);
+      s.cpu_seconds += static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+      s.train_titles += rows.size();
+      const double l = loss.item<double>();
+      ema_loss = ema_loss == 0 ? l : 0.98 * ema_loss + 0.02 * l;
+      bar.advance(1, step_text(ema_loss, s.train_titles, s.train_seconds));
+    }
+    nlohmann::json record = {{"epoch", epoch + 1}, {"step", s.step}, {"train_loss", ema_loss}};
+    if (use_dev) {
+      const double f1 = dev_macro_f1(model, job, o.predict_batch_size);
+      record["dev_macro_f1"] = f1;
+      if (f1 > s.best_f1) {
+        s.best_f1 = f1;
+        s.bad_epochs = 0;
+        best = clone_state(live);
+      } else if (++s.bad_epochs >= o.patience) {
+        s.stopped = true;
+      }
+      spdlog::info("epoch {}: loss {:.4f}, dev macro-F1 {:.4f}{}", epoch + 1, ema_loss, f1,
+                   s.stopped ? " (early stop)" : "");
+    }
+    s.history.push_back(record);
+    s.next_epoch = epoch + 1;
+    if (checkpoints) write_checkpoint(job.checkpoint_dir, s, live, best, *optimizer);
+  }
+  bar.finish();
+  if (use_dev && s.best_f1 >= 0) copy_state(best, live);
+  model->eval();
+  const double rate = s.train_seconds > 0 ? s.train_titles / s.train_seconds : 0.0;
+  return {{"steps", s.step},
+          {"epochs_run", s.next_epoch},
+          {"best_dev_macro_f1", s.best_f1},
+          {"early_stopped", s.stopped},
+          {"history", s.history},
+          {"train_step_seconds", s.train_seconds},
+          {"train_titles_per_s", rate},
+          {"train_titles_per_cpu_s", s.cpu_seconds > 0 ? s.train_titles / s.cpu_seconds : 0.0}};
+}
+
+torch::Tensor predict_probs(ClassifierModel model, const Encoded& titles, int batch_size) {
+  c10::InferenceMode guard;
+  model->eval();
+  torch::Tensor out = torch::empty({static_cast<std::int64_t>(titles.size()), 0});
+  bool shaped = false;
+  for (const auto& rows : bucket_batches(lengths_of(titles), batch_size, nullptr)) {
+    Batch batch = make_batch(titles, rows, nullptr);
+    torch::Tensor probs = torch::softmax(model(batch.ids, batch.key_valid), 1);
+    if (!shaped) {
+      out = torch::empty({static_cast<std::int64_t>(titles.size()), probs.size(1)});
+      shaped = true;
+    }
+    std::vector<std::int64_t> index(rows.begin(), rows.end());
+    out.index_copy_(0, torch::tensor(index, torch::kInt64), probs);
+  }
+  return out;
+}
+
+}  // namespace newscls::bert

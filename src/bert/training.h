@@ -1,0 +1,56 @@
+// The optimisation loops: MLM pretraining of an encoder and fine-tuning of a classifier.
+//
+// Both use AdamW (no decay on biases and norms), linear warm-up then linear decay, and
+// gradient clipping. Fine-tuning evaluates dev macro-F1 after every epoch, keeps the best
+// weights, stops after `patience` epochs without improvement, and writes a checkpoint to
+// work_dir at the end of each epoch that a resumed run continues from. Shuffling and
+// dropout are reseeded from (seed, epoch), so a resumed run repeats an uninterrupted one.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "bert/encoder.h"
+#include "bert/options.h"
+#include "newscls/data.h"
+
+namespace newscls::bert {
+
+using Encoded = std::vector<std::vector<std::int64_t>>;
+
+// Learning rate at optimiser step `step` (0-based) of `total`.
+double scheduled_lr(std::int64_t step, std::int64_t total, double peak, double warmup_fraction);
+
+struct PretrainJob {
+  const Encoded* titles = nullptr;
+  std::int64_t vocab_size = 0;
+  std::uint64_t seed = 1;
+};
+
+// Trains encoder in place with masked-language modelling; returns facts for metrics.json.
+nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng,
+                            const Options& options, const PretrainJob& job);
+
+struct FineTuneJob {
+  const Encoded* train = nullptr;
+  const std::vector<int>* train_labels = nullptr;
+  const Encoded* dev = nullptr;                 // may be null: no early stopping
+  const std::vector<int>* dev_labels = nullptr;
+  const LabelSet* labels = nullptr;
+  std::uint64_t seed = 1;
+  std::string checkpoint_dir;                   // "" = no checkpoints
+  bool resume = false;
+};
+
+nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& rng,
+                         const Options& options, const FineTuneJob& job);
+
+// Class probabilities (N, classes) in input order, batched by length, without autograd.
+torch::Tensor predict_probs(ClassifierModel model, const Encoded& titles, int batch_size);
+
+}  // namespace newscls::bert

@@ -1,0 +1,41 @@
+// Character vocabulary and the title -> token id encoding shared by training and prediction.
+//
+// Titles are normalised (normalize_title) and split into UTF-8 characters; characters seen
+// at least min_count times in the training titles get an id, the rest map to [UNK].
+// Ids 0..4 are [PAD], [UNK], [CLS], [SEP], [MASK]. Payload layout ("NCBV", version 1):
+// u64 token count, then each token as a string (u64 length + bytes).
+//
+//   CharVocab v = CharVocab::build(train_titles, 2, 8000);
+//   std::vector<std::int64_t> ids = v.encode("ＮＢＡ季后赛", 64);   // [CLS] n b a ... [SEP]
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace newscls::bert {
+
+constexpr std::int64_t kPad = 0, kUnk = 1, kCls = 2, kSep = 3, kMask = 4;
+constexpr std::int64_t kNumSpecial = 5;
+
+class CharVocab {
+ public:
+  static CharVocab build(const std::vector<std::string>& titles, int min_count, int max_size);
+  static CharVocab from_tokens(std::vector<std::string> tokens, const std::string& origin);
+  static CharVocab load(const std::string& path);
+  void save(const std::string& path) const;
+
+  // [CLS] chars... [SEP], truncated to max_len ids in total.
+  std::vector<std::int64_t> encode(const std::string& title, std::int64_t max_len) const;
+  // The token strings of encode(), for attention dumps.
+  std::vector<std::string> tokens_of(const std::vector<std::int64_t>& ids) const;
+  std::int64_t size() const { return static_cast<std::int64_t>(tokens_.size()); }
+  const std::vector<std::string>& tokens() const { return tokens_; }
+
+ private:
+  std::vector<std::string> tokens_;
+  std::unordered_map<std::string, std::int64_t> ids_;
+};
+
+}  // namespace newscls::bert

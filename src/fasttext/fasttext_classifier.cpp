@@ -1,0 +1,130 @@
+// The fasttext family behind the Classifier interface: config, training (optionally with
+// autotune and quantisation), batched multi-threaded prediction, bundle payloads.
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "fasttext/autotune.h"
+#include "fasttext/engine.h"
+#include "fasttext/fasttext.h"
+#include "fasttext/fit.h"
+#include "fasttext/quantize.h"
+#include "fasttext/settings.h"
+#include "newscls/error.h"
+#include "newscls/text.h"
+
+namespace newscls::fasttext {
+namespace {
+
+constexpr const char* kPayload = "fasttext.bin";
+// Below this many titles per thread, starting threads costs more than it saves.
+constexpr std::size_t kMinTitlesPerThread = 256;
+
+std::vector<std::string> normalize_all(const std::vector<std::string>& titles) {
+  std::vector<std::string> out;
+  out.reserve(titles.size());
+  for (const std::string& t : titles) out.push_back(normalize_title(t));
+  return out;
+}
+
+Prediction to_prediction(const std::vector<float>& probs) {
+  Prediction p;
+  p.probs = probs;
+  p.label = static_cast<int>(std::max_element(probs.begin(), probs.end()) - probs.begin());
+  p.score = probs[static_cast<std::size_t>(p.label)];
+  return p;
+}
+
+class FastTextClassifier : public Classifier {
+ public:
+  std::string family() const override { return "fasttext"; }
+
+  void configure(const nlohmann::json& config) override {
+    settings_ = parse_settings(config);
+    if (settings_.threads > 0) threads_ = settings_.threads;
+  }
+  nlohmann::json config() const override { return to_json(settings_); }
+
+  nlohmann::json train(const TrainContext& ctx) override;
+  std::vector<Prediction> predict_batch(const std::vector<std::string>& titles) override;
+  std::size_t preferred_batch_size() const override { return 8192; }
+  void set_threads(int threads) override {
+    if (settings_.threads == 0) threads_ = std::max(1, threads);
+  }
+
+  void save(BundleWriter& bundle) const override {
+    if (!engine_) throw UsageError("fasttext: nothing to save, the model is not trained");
+    save_engine(*engine_, bundle.payload_path(kPayload));
+  }
+  void load(const Bundle& bundle) override {
+    engine_ = load_engine(bundle.payload_path(kPayload), static_cast<int>(bundle.manifest().labels.size()));
+  }
+
+ private:
+  int train_threads(const TrainContext& ctx) const {
+    return settings_.threads > 0 ? settings_.threads : std::max(1, ctx.threads);
+  }
+
+  Settings settings_ = parse_settings(settings_defaults());
+  int threads_ = 1;
+  std::optional<Engine> engine_;
+};
+
+nlohmann::json FastTextClassifier::train(const TrainContext& ctx) {
+  if (!ctx.train || !ctx.labels) throw UsageError("fasttext: training needs a train set and labels");
+  const auto start = std::chrono::steady_clock::now();
+  const int threads = train_threads(ctx);
+  const std::vector<std::string> titles = normalize_all(ctx.train->titles);
+  nlohmann::json facts = nlohmann::json::object();
+  if (settings_.autotune) {
+    if (!ctx.dev || ctx.dev->size() == 0) throw UsageError("fasttext: autotune needs a dev set");
+    AutotuneResult tuned = autotune(settings_, titles, ctx.train->labels, normalize_all(ctx.dev->titles),
+                                    ctx.dev->labels, ctx.labels->size(), {ctx.seed, threads});
+    settings_ = tuned.settings;
+    facts["autotune"] = tuned.report;
+    facts["chosen"] = to_json(settings_);
+  }
+  FitResult fit = fit_engine(settings_, titles, ctx.train->labels, ctx.labels->size(), {ctx.seed, threads, true});
+  facts["fit"] = fit.facts;
+  if (settings_.quantize) facts["quantize"] = quantize_engine(fit.engine, settings_);
+  engine_ = std::move(fit.engine);
+  if (ctx.dev && ctx.dev->size() > 0) {
+    facts["dev_accuracy"] = engine_accuracy(*engine_, normalize_all(ctx.dev->titles), ctx.dev->labels, threads);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  facts["train_titles_per_second"] = static_cast<double>(titles.size()) * settings_.epochs * settings_.ensemble / seconds;
+  return facts;
+}
+
+std::vector<Prediction> FastTextClassifier::predict_batch(const std::vector<std::string>& titles) {
+  if (!engine_) throw UsageError("fasttext: predict before train or load");
+  std::vector<Prediction> out(titles.size());
+  auto run = [&](std::size_t begin, std::size_t end) {
+    Predictor predictor(*engine_);
+    for (std::size_t i = begin; i < end; ++i) out[i] = to_prediction(predictor.probs(normalize_title(titles[i])));
+  };
+  const std::size_t parts = std::clamp<std::size_t>(titles.size() / kMinTitlesPerThread, 1,
+                                                    static_cast<std::size_t>(threads_));
+  if (parts == 1) {
+    run(0, titles.size());
+    return out;
+  }
+  std::vector<std::thread> workers;
+  for (std::size_t t = 1; t < parts; ++t) {
+    workers.emplace_back(run, titles.size() * t / parts, titles.size() * (t + 1) / parts);
+  }
+  run(0, titles.size() / parts);
+  for (auto& w : workers) w.join();
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Classifier> make_classifier() { return std::make_unique<FastTextClassifier>(); }
+
+nlohmann::json default_config() { return settings_defaults(); }
+
+}  // namespace newscls::fasttext

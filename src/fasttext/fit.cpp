@@ -1,0 +1,134 @@
+#include "fasttext/fit.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "fasttext/trainer.h"
+
+namespace newscls::fasttext {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+Examples make_examples(const FeatureExtractor& fx, const std::vector<std::string>& titles,
+                       const std::vector<int>& labels) {
+  Examples ex;
+  ex.ids.reserve(titles.size() * 64);
+  ex.offsets.reserve(titles.size() + 1);
+  ex.labels.reserve(titles.size());
+  std::vector<std::int32_t> ids;
+  for (std::size_t i = 0; i < titles.size(); ++i) {
+    ids.clear();
+    fx.extract(titles[i], ids);
+    ex.add(ids, labels[i]);
+  }
+  return ex;
+}
+
+// Runs fn(begin, end) over [0, n) split into `threads` contiguous parts.
+template <typename Fn>
+void parallel_ranges(std::size_t n, int threads, Fn fn) {
+  const std::size_t parts = std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(threads), n / 64));
+  if (parts == 1) {
+    fn(std::size_t{0}, n);
+    return;
+  }
+  std::vector<std::thread> workers;
+  for (std::size_t t = 0; t < parts; ++t) {
+    workers.emplace_back([&, t] { fn(n * t / parts, n * (t + 1) / parts); });
+  }
+  for (auto& w : workers) w.join();
+}
+
+}  // namespace
+
+FitResult fit_engine(const Settings& settings, const std::vector<std::string>& normalized_titles,
+                     const std::vector<int>& labels, int num_labels, const FitOptions& options) {
+  FeatureOptions fo;
+  fo.min_count = settings.min_count;
+  fo.ngram_max = settings.ngram_max;
+  fo.buckets = settings.buckets;
+  fo.ngram_min_count = settings.ngram_min_count;
+  fo.skip_bigrams = settings.skip_bigrams;
+  FeatureExtractor features(fo);
+  features.build(normalized_titles);
+  return fit_with_features(std::move(features), settings, normalized_titles, labels, num_labels, options);
+}
+
+FitResult fit_with_features(FeatureExtractor features, const Settings& settings,
+                            const std::vector<std::string>& normalized_titles, const std::vector<int>& labels,
+                            int num_labels, const FitOptions& options) {
+  const auto start = Clock::now();
+  FitResult result;
+  Engine& engine = result.engine;
+  engine.features = std::move(features);
+  const Examples examples = make_examples(engine.features, normalized_titles, labels);
+  const std::int64_t rows = engine.features.rows();
+  std::vector<float> weights;
+  if (settings.idf) weights = idf_weights(examples, rows);
+  const double prepare_seconds = seconds_since(start);
+  spdlog::info("fasttext: {} titles, {} characters + {} n-gram buckets = {} rows x {} dims ({:.0f} MB)",
+               examples.size(), engine.features.vocab_size(), engine.features.kept_buckets().size(), rows,
+               settings.dim, static_cast<double>(rows) * settings.dim * 4 / 1e6 * settings.ensemble);
+
+  TrainOptions to;
+  to.epochs = settings.epochs;
+  to.lr = static_cast<float>(settings.lr);
+  to.threads = options.threads;
+  to.dropout = static_cast<float>(settings.dropout);
+  to.show_progress = options.show_progress;
+  engine.loss = settings.loss;
+  engine.pooling = settings.pooling;
+  engine.num_labels = num_labels;
+  engine.table.assign(static_cast<std::size_t>(rows) * static_cast<std::size_t>(num_labels), 0.0f);
+  // Networks are trained one at a time and folded at once, so memory holds one network.
+  double loss = 0;
+  const float share = 1.0f / static_cast<float>(settings.ensemble);
+  for (int k = 0; k < settings.ensemble; ++k) {
+    Model model(rows, settings.dim, num_labels, settings.loss);
+    to.seed = options.seed + 7919ull * static_cast<std::uint64_t>(k);
+    model.init(to.seed);
+    model.set_row_weights(weights, settings.pooling);
+    model.set_label_smoothing(static_cast<float>(settings.label_smoothing));
+    const TrainStats stats = train_model(model, examples, to);
+    loss += stats.last_epoch_loss / settings.ensemble;
+    const std::vector<float> table = fold_table(model);
+    for (std::size_t i = 0; i < table.size(); ++i) engine.table[i] += share * table[i];
+  }
+  engine.row_weights = std::move(weights);
+  result.facts = {
+      {"vocab_size", engine.features.vocab_size()},
+      {"ngram_rows", engine.features.kept_buckets().size()},
+      {"rows", rows},
+      {"last_epoch_loss", loss},
+      {"prepare_seconds", prepare_seconds},
+      {"fit_seconds", seconds_since(start)},
+  };
+  return result;
+}
+
+double engine_accuracy(const Engine& engine, const std::vector<std::string>& normalized_titles,
+                       const std::vector<int>& labels, int threads) {
+  if (normalized_titles.empty()) return 0.0;
+  std::atomic<std::size_t> total_correct{0};
+  parallel_ranges(normalized_titles.size(), threads, [&](std::size_t begin, std::size_t end) {
+    Predictor predictor(engine);
+    std::size_t ok = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::vector<float>& p = predictor.probs(normalized_titles[i]);
+      ok += static_cast<int>(std::max_element(p.begin(), p.end()) - p.begin()) == labels[i];
+    }
+    total_correct += ok;
+  });
+  return static_cast<double>(total_correct.load()) / static_cast<double>(normalized_titles.size());
+}
+
+}  // namespace newscls::fasttext

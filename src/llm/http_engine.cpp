@@ -1,0 +1,267 @@
+#include "llm/http_engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <mutex>
+#include <queue>
+#include <utility>
+
+#include <curl/curl.h>
+#include <spdlog/spdlog.h>
+
+#include "newscls/error.h"
+#include "newscls/interrupt.h"
+
+namespace newscls::llm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Per-slot state of the attempt in flight.
+struct Transfer {
+  CURL* easy = nullptr;
+  std::size_t job = 0;
+  bool busy = false;
+  std::string response;
+  double retry_after_s = -1;
+  Clock::time_point start;
+};
+
+std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
+  static_cast<Transfer*>(user)->response.append(data, size * count);
+  return size * count;
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
+  const std::string_view line(data, size * count);
+  constexpr std::string_view kName = "retry-after:";
+  if (line.size() > kName.size()) {
+    std::string name(line.substr(0, kName.size()));
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (name == kName) {
+      std::string_view value = line.substr(kName.size());
+      while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+      while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) {
+        value.remove_suffix(1);
+      }
+      static_cast<Transfer*>(user)->retry_after_s = parse_retry_after(value, std::time(nullptr));
+    }
+  }
+  return size * count;
+}
+
+Transport transport_of(CURLcode code) {
+  switch (code) {
+    case CURLE_OK: return Transport::kOk;
+    case CURLE_OPERATION_TIMEDOUT: return Transport::kTimeout;
+    case CURLE_GOT_NOTHING:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM: return Transport::kDropped;
+    case CURLE_COULDNT_CONNECT: return Transport::kConnect;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY: return Transport::kResolve;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM: return Transport::kTls;
+    default: return Transport::kOther;
+  }
+}
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+}  // namespace
+
+struct RequestEngine::Curl {
+  CURLM* multi = nullptr;
+  curl_slist* headers = nullptr;
+  std::vector<Transfer> slots;
+  Clock::time_point next_start = Clock::now();   // for the rpm limit
+
+  ~Curl() {
+    for (Transfer& t : slots) {
+      if (t.busy) curl_multi_remove_handle(multi, t.easy);
+      curl_easy_cleanup(t.easy);
+    }
+    curl_multi_cleanup(multi);
+    curl_slist_free_all(headers);
+  }
+  // Drops the attempts in flight when a run stops early; their jobs stay unanswered.
+  void abandon() {
+    for (Transfer& t : slots) {
+      if (t.busy) curl_multi_remove_handle(multi, t.easy);
+      t.busy = false;
+    }
+  }
+};
+
+struct RequestEngine::Queue {
+  std::deque<std::size_t> ready;
+  using Delayed = std::pair<Clock::time_point, std::size_t>;
+  std::priority_queue<Delayed, std::vector<Delayed>, std::greater<>> waiting;
+  std::vector<int> failures;
+  std::size_t settled = 0;
+  std::size_t busy = 0;
+  int consecutive_give_ups = 0;
+};
+
+RequestEngine::RequestEngine(EngineOptions options)
+    : options_(std::move(options)), jitter_(std::random_device{}()), curl_(std::make_unique<Curl>()) {
+  global_init();
+  curl_->multi = curl_multi_init();
+  if (!curl_->multi) throw HttpError(0, "cannot initialise libcurl");
+  curl_->headers = curl_slist_append(curl_->headers, "Content-Type: application/json");
+  curl_->headers = curl_slist_append(curl_->headers, "Expect:");
+  for (const std::string& header : options_.headers) {
+    curl_->headers = curl_slist_append(curl_->headers, header.c_str());
+  }
+  const long timeout_ms = static_cast<long>(options_.timeout_s * 1000);
+  curl_->slots.resize(static_cast<std::size_t>(options_.concurrency));
+  for (Transfer& t : curl_->slots) {
+    t.easy = curl_easy_init();
+    if (!t.easy) throw HttpError(0, "cannot initialise libcurl");
+    curl_easy_setopt(t.easy, CURLOPT_URL, options_.url.c_str());
+    curl_easy_setopt(t.easy, CURLOPT_HTTPHEADER, curl_->headers);
+    curl_easy_setopt(t.easy, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(t.easy, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(t.easy, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(t.easy, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(t.easy, CURLOPT_PRIVATE, &t);
+    curl_easy_setopt(t.easy, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(t.easy, CURLOPT_CONNECTTIMEOUT_MS, std::min(timeout_ms, 10000L));
+    curl_easy_setopt(t.easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(t.easy, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(t.easy, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(t.easy, CURLOPT_USERAGENT, "newscls/0.1");
+  }
+}
+
+RequestEngine::~RequestEngine() = default;
+
+void RequestEngine::run(const std::vector<std::string>& bodies, const OnResult& on_result,
+                        const OnGiveUp& on_give_up, EngineCounters& counters) {
+  Queue queue;
+  queue.failures.assign(bodies.size(), 0);
+  for (std::size_t i = 0; i < bodies.size(); ++i) queue.ready.push_back(i);
+  struct Abandon {
+    Curl& curl;
+    ~Abandon() { curl.abandon(); }
+  } abandon_on_exit{*curl_};
+
+  while (queue.settled < bodies.size()) {
+    check_interrupted();
+    const auto now = Clock::now();
+    while (!queue.waiting.empty() && queue.waiting.top().first <= now) {
+      queue.ready.push_back(queue.waiting.top().second);
+      queue.waiting.pop();
+    }
+    start_ready(queue, bodies, counters);
+    int running = 0;
+    curl_multi_perform(curl_->multi, &running);
+    finish_done(queue, on_result, on_give_up, counters);
+    if (queue.settled == bodies.size()) break;
+    const int timeout = wait_ms(queue);
+    if (timeout > 0) curl_multi_poll(curl_->multi, nullptr, 0, timeout, nullptr);
+  }
+}
+
+void RequestEngine::start_ready(Queue& queue, const std::vector<std::string>& bodies,
+                                EngineCounters& counters) {
+  const auto interval = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(options_.rpm > 0 ? 60.0 / options_.rpm : 0.0));
+  for (Transfer& t : curl_->slots) {
+    if (queue.ready.empty()) return;
+    if (t.busy) continue;
+    const auto now = Clock::now();
+    if (options_.rpm > 0) {
+      if (now < curl_->next_start) return;
+      curl_->next_start = std::max(curl_->next_start + interval, now);
+    }
+    t.job = queue.ready.front();
+    queue.ready.pop_front();
+    t.busy = true;
+    t.response.clear();
+    t.retry_after_s = -1;
+    t.start = now;
+    const std::string& body = bodies[t.job];
+    curl_easy_setopt(t.easy, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(t.easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    curl_multi_add_handle(curl_->multi, t.easy);
+    ++queue.busy;
+    ++counters.requests_sent;
+  }
+}
+
+void RequestEngine::finish_done(Queue& queue, const OnResult& on_result, const OnGiveUp& on_give_up,
+                                EngineCounters& counters) {
+  int left = 0;
+  while (CURLMsg* msg = curl_multi_info_read(curl_->multi, &left)) {
+    if (msg->msg != CURLMSG_DONE) continue;
+    Transfer* t = nullptr;
+    curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
+    HttpResult result;
+    const CURLcode code = msg->data.result;
+    result.transport = transport_of(code);
+    if (code != CURLE_OK) result.transport_message = curl_easy_strerror(code);
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &result.status);
+    result.body = std::move(t->response);
+    result.retry_after_s = t->retry_after_s;
+    result.latency_ms = std::chrono::duration<double, std::milli>(Clock::now() - t->start).count();
+    curl_multi_remove_handle(curl_->multi, t->easy);
+    t->busy = false;
+    --queue.busy;
+    settle(queue, t->job, result, on_result, on_give_up, counters);
+  }
+}
+
+void RequestEngine::settle(Queue& queue, std::size_t job, const HttpResult& result,
+                           const OnResult& on_result, const OnGiveUp& on_give_up,
+                           EngineCounters& counters) {
+  if (on_result(job, result) == Verdict::kDone) {
+    ++queue.settled;
+    queue.consecutive_give_ups = 0;
+    return;
+  }
+  const int failures = ++queue.failures[job];
+  if (failures > options_.max_retries) {
+    ++queue.settled;
+    spdlog::warn("llm: giving up on a title after {} attempts: {}", failures, describe(result));
+    on_give_up(job, describe(result));
+    if (++queue.consecutive_give_ups >= options_.max_consecutive_failures) {
+      throw HttpError(static_cast<int>(result.status),
+                      "stopping: " + std::to_string(queue.consecutive_give_ups) +
+                          " titles in a row failed after " + std::to_string(options_.max_retries) +
+                          " retries each (last: " + describe(result) + " from " + options_.url +
+                          "); check that the endpoint is up");
+    }
+    return;
+  }
+  ++counters.retries;
+  const double unit = std::uniform_real_distribution<double>(0.0, 1.0)(jitter_);
+  const double delay = backoff_seconds(failures, options_.backoff_base_s, options_.backoff_max_s,
+                                       unit, result.retry_after_s, options_.retry_after_max_s);
+  spdlog::debug("llm: {} - retry {} in {:.2f} s", describe(result), failures, delay);
+  queue.waiting.emplace(Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(delay)),
+                        job);
+}
+
+int RequestEngine::wait_ms(const Queue& queue) const {
+  const auto now = Clock::now();
+  const bool free_slot = queue.busy < curl_->slots.size();
+  if (!queue.ready.empty() && free_slot && (options_.rpm <= 0 || curl_->next_start <= now)) return 0;
+  auto wake = now + std::chrono::milliseconds(100);   // keeps SIGINT checks frequent
+  if (!queue.waiting.empty()) wake = std::min(wake, queue.waiting.top().first);
+  if (!queue.ready.empty() && free_slot) wake = std::min(wake, curl_->next_start);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count();
+  return static_cast<int>(std::max<long long>(ms, 1));
+}
+
+}  // namespace newscls::llm

@@ -1,0 +1,77 @@
+// Runs many POST requests to one URL with a fixed number in flight (curl multi, one
+// thread), an optional requests-per-minute limit, a per-request timeout, and retries with
+// exponential backoff and jitter that honour Retry-After.
+//
+// The caller decides per result: kDone, or kRetry (the engine reschedules unless the
+// retries are used up, then calls on_give_up), or throws to stop the run at once (the
+// transfers in flight are abandoned). After max_consecutive_failures give-ups in a row
+// with no success the engine throws HttpError: the endpoint is down, not one title.
+// Connections are kept alive between run() calls. Checks for SIGINT while waiting.
+//
+//   RequestEngine engine(options);
+//   engine.run(bodies, [&](std::size_t i, const HttpResult& r) { ...; return Verdict::kDone; },
+//              [&](std::size_t i, const std::string& why) { ... }, counters);
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "llm/retry_policy.h"
+
+namespace newscls::llm {
+
+struct EngineOptions {
+  std::string url;
+  std::vector<std::string> headers;   // "Name: value"; may carry the key, never logged
+  int concurrency = 16;
+  double rpm = 0;                      // 0: no limit
+  double timeout_s = 30;
+  int max_retries = 5;
+  double backoff_base_s = 0.5;
+  double backoff_max_s = 30;
+  double retry_after_max_s = 120;
+  int max_consecutive_failures = 25;
+};
+
+enum class Verdict { kDone, kRetry };
+
+struct EngineCounters {
+  std::size_t requests_sent = 0;
+  std::size_t retries = 0;
+};
+
+class RequestEngine {
+ public:
+  using OnResult = std::function<Verdict(std::size_t job, const HttpResult& result)>;
+  using OnGiveUp = std::function<void(std::size_t job, const std::string& last_error)>;
+
+  explicit RequestEngine(EngineOptions options);
+  ~RequestEngine();
+  RequestEngine(const RequestEngine&) = delete;
+  RequestEngine& operator=(const RequestEngine&) = delete;
+
+  // bodies must outlive the call; every job ends in exactly one kDone or one on_give_up.
+  void run(const std::vector<std::string>& bodies, const OnResult& on_result,
+           const OnGiveUp& on_give_up, EngineCounters& counters);
+
+ private:
+  struct Curl;   // the multi handle, one easy handle per slot, the header list
+  struct Queue;  // the jobs of one run(): ready, waiting to retry, failures so far
+
+  void start_ready(Queue& queue, const std::vector<std::string>& bodies, EngineCounters& counters);
+  void finish_done(Queue& queue, const OnResult& on_result, const OnGiveUp& on_give_up,
+                   EngineCounters& counters);
+  void settle(Queue& queue, std::size_t job, const HttpResult& result, const OnResult& on_result,
+              const OnGiveUp& on_give_up, EngineCounters& counters);
+  int wait_ms(const Queue& queue) const;
+
+  EngineOptions options_;
+  std::mt19937_64 jitter_;
+  std::unique_ptr<Curl> curl_;
+};
+
+}  // namespace newscls::llm

@@ -1,0 +1,250 @@
+#include "llm/llm_classifier.h"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_map>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "llm/api_key.h"
+#include "llm/llm.h"
+#include "llm/reply_parser.h"
+#include "newscls/atomic_file.h"
+#include "newscls/config.h"
+#include "newscls/error.h"
+
+namespace newscls::llm {
+namespace {
+
+constexpr const char* kPromptPayload = "prompt.json";
+constexpr const char* kPromptFormat = "newscls-llm-prompt";
+constexpr int kPromptFormatVersion = 1;
+
+bool is_blank(const std::string& s) {
+  return s.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+nlohmann::json prompt_to_json(const Prompt& p) {
+  nlohmann::json labels = nlohmann::json::array();
+  for (const LabelName& name : p.names()) labels.push_back({{"en", name.en}, {"zh", name.zh}});
+  nlohmann::json examples = nlohmann::json::array();
+  for (const FewShotExample& ex : p.few_shot()) examples.push_back({{"title", ex.title}, {"label", ex.label}});
+  return {{"format", kPromptFormat},     {"format_version", kPromptFormatVersion},
+          {"prompt_version", p.version()}, {"json_mode", p.json_mode()},
+          {"labels", labels},            {"system", p.system()},
+          {"few_shot", examples}};
+}
+
+Prompt prompt_from_json(const nlohmann::json& j, const std::string& path) {
+  try {
+    if (j.at("format").get<std::string>() != kPromptFormat) throw ModelFormatError(path, "not an llm prompt");
+    const int version = j.at("format_version").get<int>();
+    if (version > kPromptFormatVersion) {
+      throw ModelFormatError(path, "prompt format version " + std::to_string(version) +
+                                       " is newer than the supported " +
+                                       std::to_string(kPromptFormatVersion));
+    }
+    std::vector<LabelName> names;
+    for (const auto& label : j.at("labels")) {
+      names.push_back(make_label_name(label.at("en").get<std::string>(), label.at("zh").get<std::string>()));
+    }
+    std::vector<FewShotExample> examples;
+    for (const auto& ex : j.at("few_shot")) {
+      examples.push_back({ex.at("title").get<std::string>(), ex.at("label").get<int>()});
+    }
+    return Prompt::restore(std::move(names), j.at("json_mode").get<bool>(),
+                           j.at("prompt_version").get<std::string>(), j.at("system").get<std::string>(),
+                           std::move(examples));
+  } catch (const nlohmann::json::exception& e) {
+    throw ModelFormatError(path, std::string("bad prompt payload: ") + e.what());
+  } catch (const ConfigError& e) {
+    throw ModelFormatError(path, e.what());
+  }
+}
+
+}  // namespace
+
+void LlmClassifier::configure(const nlohmann::json& config) {
+  config_ = LlmConfig::from_json(config);
+  config_json_ = llm_default_config();
+  merge_config(config_json_, config, "llm config");
+  engine_.reset();
+  cache_.reset();
+  cache_opened_ = false;
+  if (prompt_) adopt_prompt(*prompt_);
+}
+
+nlohmann::json LlmClassifier::train(const TrainContext& ctx) {
+  if (!ctx.labels) throw UsageError("llm: training needs the label set");
+  std::vector<FewShotExample> examples;
+  if (config_.few_shot > 0) {
+    if (!ctx.train) throw UsageError("llm: few_shot needs the training split");
+    examples = draw_few_shot(*ctx.train, ctx.labels->size(), config_.few_shot, ctx.seed);
+  }
+  adopt_prompt(Prompt::build(label_names_for(*ctx.labels), config_.request.json_mode, std::move(examples)));
+  spdlog::info("llm: prompt {} with {} few-shot examples; no weights to train", prompt().version(),
+               prompt().few_shot().size());
+  return {{"weights", "none"},
+          {"prompt_version", prompt().version()},
+          {"few_shot_examples", prompt().few_shot().size()},
+          {"train_seconds", 0.0}};
+}
+
+void LlmClassifier::adopt_prompt(Prompt prompt) {
+  prompt_ = std::move(prompt);
+  fingerprint_ = prompt_->fingerprint();
+  config_.request.json_mode = prompt_->json_mode();
+}
+
+const Prompt& LlmClassifier::prompt() const {
+  if (!prompt_) throw UsageError("llm: model is neither trained nor loaded");
+  return *prompt_;
+}
+
+std::size_t LlmClassifier::preferred_batch_size() const {
+  // Big enough that the tail of a batch (retries waiting out their backoff) is short
+  // next to the time the batch keeps every slot busy.
+  return std::max<std::size_t>(512, static_cast<std::size_t>(config_.concurrency) * 64);
+}
+
+void LlmClassifier::save(BundleWriter& bundle) const {
+  write_file_atomic(bundle.payload_path(kPromptPayload), prompt_to_json(prompt()).dump(2) + "\n");
+}
+
+void LlmClassifier::load(const Bundle& bundle) {
+  const std::string path = bundle.payload_path(kPromptPayload);
+  const auto parsed = nlohmann::json::parse(read_file(path), nullptr, false);
+  if (parsed.is_discarded()) throw ModelFormatError(path, "not valid JSON");
+  Prompt p = prompt_from_json(parsed, path);
+  if (p.names().size() != bundle.manifest().labels.size()) {
+    throw ModelFormatError(path, "prompt has " + std::to_string(p.names().size()) +
+                                     " labels, the manifest " +
+                                     std::to_string(bundle.manifest().labels.size()));
+  }
+  adopt_prompt(std::move(p));
+}
+
+ResponseCache* LlmClassifier::cache() {
+  if (!cache_opened_ && config_.cache_enabled()) {
+    cache_ = std::make_unique<ResponseCache>(resolve_cache_path(config_.cache_path));
+    spdlog::info("llm: response cache {}", cache_->path());
+  }
+  cache_opened_ = true;
+  return cache_.get();
+}
+
+RequestEngine& LlmClassifier::engine() {
+  if (engine_) return *engine_;
+  const ApiKey key = resolve_api_key(config_.api_key_env, config_.base_url);
+  fatal_context_ = {config_.chat_url(), config_.request.model,
+                    key.source.empty() ? key_variables(config_.api_key_env) : key.source, key.value};
+  EngineOptions options;
+  options.url = config_.chat_url();
+  options.headers = {"Authorization: Bearer " + key.value};
+  options.concurrency = config_.concurrency;
+  options.rpm = config_.rpm;
+  options.timeout_s = config_.timeout_s;
+  options.max_retries = config_.max_retries;
+  options.backoff_base_s = config_.backoff_base_s;
+  options.backoff_max_s = config_.backoff_max_s;
+  options.retry_after_max_s = config_.retry_after_max_s;
+  engine_ = std::make_unique<RequestEngine>(std::move(options));
+  return *engine_;
+}
+
+Prediction LlmClassifier::prediction_for(const std::string& content) {
+  Prediction p;
+  p.label = parse_reply(content, prompt().names(), prompt().json_mode());
+  if (p.label == kUnknownLabel) {
+    ++stats_.unknown_replies;
+    return p;
+  }
+  p.score = 1.0f;
+  p.probs.assign(prompt().names().size(), 0.0f);
+  p.probs[static_cast<std::size_t>(p.label)] = 1.0f;
+  return p;
+}
+
+std::vector<Prediction> LlmClassifier::predict_batch(const std::vector<std::string>& titles) {
+  prompt();  // throws UsageError when neither trained nor loaded
+  stats_.titles += titles.size();
+  std::vector<Prediction> out(titles.size());
+  std::vector<Pending> pending;
+  std::unordered_map<std::string, std::size_t> pending_of_key;
+  ResponseCache* responses = cache();
+  for (std::size_t row = 0; row < titles.size(); ++row) {
+    if (is_blank(titles[row])) {
+      ++stats_.empty_titles;
+      continue;
+    }
+    std::string key = cache_key(config_.base_url, config_.request.model, fingerprint_, titles[row]);
+    if (auto it = pending_of_key.find(key); it != pending_of_key.end()) {
+      pending[it->second].rows.push_back(row);
+      ++stats_.duplicate_titles;
+      continue;
+    }
+    if (responses) {
+      if (auto hit = responses->get(key)) {
+        out[row] = prediction_for(hit->content);
+        ++stats_.cache_hits;
+        continue;
+      }
+    }
+    pending_of_key.emplace(key, pending.size());
+    pending.push_back({std::move(key), titles[row], {row}});
+  }
+  if (!pending.empty()) ask(pending, out);
+  return out;
+}
+
+void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Prediction>& out) {
+  RequestEngine& requests = engine();
+  spdlog::debug("llm: asking {} for {} titles, {} in flight", config_.chat_url(), pending.size(),
+                config_.concurrency);
+  std::vector<std::string> bodies;
+  bodies.reserve(pending.size());
+  for (const Pending& p : pending) bodies.push_back(build_request_body(config_.request, prompt().messages(p.title)));
+  ResponseCache* responses = cache();
+
+  auto on_result = [&](std::size_t job, const HttpResult& result) {
+    switch (classify(result)) {
+      case Outcome::kRetryable: return Verdict::kRetry;
+      case Outcome::kFatal: throw fatal_error(result, fatal_context_);
+      case Outcome::kSuccess: break;
+    }
+    ChatReply reply;
+    std::string why;
+    if (!parse_chat_reply(result.body, reply, why)) {
+      spdlog::debug("llm: malformed reply ({}), retrying", why);
+      return Verdict::kRetry;
+    }
+    stats_.usage += reply.usage;
+    stats_.latencies_ms.push_back(result.latency_ms);
+    if (responses) responses->put(pending[job].key, reply);
+    for (std::size_t row : pending[job].rows) out[row] = prediction_for(reply.content);
+    return Verdict::kDone;
+  };
+  auto on_give_up = [&](std::size_t job, const std::string&) {
+    stats_.failed_titles += pending[job].rows.size();
+  };
+  requests.run(bodies, on_result, on_give_up, counters_);
+}
+
+nlohmann::json LlmClassifier::run_stats() const {
+  RunStats stats = stats_;
+  stats.requests_sent = counters_.requests_sent;
+  stats.retries = counters_.retries;
+  nlohmann::json j = stats.to_json(config_.prices);
+  j["base_url"] = config_.base_url;
+  j["model"] = config_.request.model;
+  if (prompt_) j["prompt_version"] = prompt_->version();
+  j["concurrency"] = config_.concurrency;
+  return j;
+}
+
+std::unique_ptr<Classifier> make_classifier() { return std::make_unique<LlmClassifier>(); }
+
+nlohmann::json default_config() { return llm_default_config(); }
+
+}  // namespace newscls::llm

@@ -1,0 +1,69 @@
+// The llm family: zero-shot (or few-shot) classification by a chat model.
+//
+// train() fits nothing: it fixes the prompt (label names, template version, optional
+// few-shot examples drawn from ctx.train with the seed). predict_batch() answers each
+// title from the response cache or asks the endpoint, up to `concurrency` requests in
+// flight; a reply that maps to no class, or a title whose retries ran out, is predicted
+// kUnknownLabel. The API key is read from the environment when the first request is due
+// and kept only in memory.
+//
+//   LlmClassifier model; model.configure(cfg); model.train(ctx);
+//   auto predictions = model.predict_batch(titles);
+//   nlohmann::json stats = model.run_stats();   // requests, retries, cache hits, cost...
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llm/http_engine.h"
+#include "llm/llm_config.h"
+#include "llm/prompt.h"
+#include "llm/response_cache.h"
+#include "llm/run_stats.h"
+#include "newscls/classifier.h"
+
+namespace newscls::llm {
+
+class LlmClassifier : public Classifier {
+ public:
+  std::string family() const override { return "llm"; }
+  void configure(const nlohmann::json& config) override;
+  nlohmann::json config() const override { return config_json_; }
+  nlohmann::json train(const TrainContext& ctx) override;
+  std::vector<Prediction> predict_batch(const std::vector<std::string>& titles) override;
+  std::size_t preferred_batch_size() const override;
+  void save(BundleWriter& bundle) const override;
+  void load(const Bundle& bundle) override;
+  nlohmann::json run_stats() const override;
+  std::size_t eval_limit() const override { return static_cast<std::size_t>(config_.limit); }
+
+ private:
+  // Titles to ask for, one per distinct uncached title, with the rows that want it.
+  struct Pending {
+    std::string key;
+    std::string title;
+    std::vector<std::size_t> rows;
+  };
+
+  void adopt_prompt(Prompt prompt);
+  const Prompt& prompt() const;
+  ResponseCache* cache();
+  RequestEngine& engine();
+  Prediction prediction_for(const std::string& content);
+  void ask(const std::vector<Pending>& pending, std::vector<Prediction>& out);
+
+  LlmConfig config_;
+  nlohmann::json config_json_ = nlohmann::json::object();
+  std::optional<Prompt> prompt_;
+  std::string fingerprint_;
+  std::unique_ptr<ResponseCache> cache_;
+  bool cache_opened_ = false;
+  std::unique_ptr<RequestEngine> engine_;
+  FatalContext fatal_context_;
+  RunStats stats_;
+  EngineCounters counters_;
+};
+
+}  // namespace newscls::llm

@@ -1,0 +1,90 @@
+#include "llm/llm_config.h"
+
+#include "newscls/config.h"
+#include "newscls/error.h"
+
+namespace newscls::llm {
+namespace {
+
+std::string checked_base_url(const nlohmann::json& config) {
+  std::string url = config_string(config, "base_url");
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
+    throw ConfigError("base_url", "must start with http:// or https://, got '" + url + "'");
+  }
+  return url;
+}
+
+std::string non_empty(const nlohmann::json& config, const std::string& key) {
+  std::string value = config_string(config, key);
+  if (value.empty()) throw ConfigError(key, "must not be empty");
+  return value;
+}
+
+RequestOptions read_request(const nlohmann::json& config) {
+  RequestOptions r;
+  r.model = non_empty(config, "model");
+  r.temperature = config_double(config, "temperature", 0, 2);
+  r.max_tokens = static_cast<int>(config_int(config, "max_tokens", 1, 32768));
+  r.thinking = config_string(config, "thinking");
+  if (r.thinking != "disabled" && r.thinking != "enabled" && r.thinking != "omit") {
+    throw ConfigError("thinking", "must be \"disabled\", \"enabled\" or \"omit\", got '" + r.thinking + "'");
+  }
+  r.json_mode = config_bool(config, "json_mode");
+  r.extra_body = config.at("extra_body");
+  if (!r.extra_body.is_object()) throw ConfigError("extra_body", "must be a JSON object");
+  return r;
+}
+
+}  // namespace
+
+nlohmann::json llm_default_config() {
+  return {
+      {"base_url", "https://api.deepseek.com"},
+      {"model", "deepseek-chat"},
+      {"api_key_env", "NEWSCLS_LLM_API_KEY"},
+      {"temperature", 0.0},
+      {"max_tokens", 16},
+      {"thinking", "disabled"},
+      {"json_mode", false},
+      {"extra_body", nlohmann::json::object()},
+      {"concurrency", 16},
+      {"rpm", 0.0},
+      {"timeout_s", 30.0},
+      {"max_retries", 5},
+      {"backoff_base_s", 0.5},
+      {"backoff_max_s", 30.0},
+      {"retry_after_max_s", 120.0},
+      {"few_shot", 0},
+      {"limit", 0},
+      {"cache_path", ""},
+      {"price_input_per_m", 0.28},
+      {"price_cached_input_per_m", 0.028},
+      {"price_output_per_m", 0.42},
+  };
+}
+
+LlmConfig LlmConfig::from_json(const nlohmann::json& given) {
+  nlohmann::json config = llm_default_config();
+  merge_config(config, given, "llm config");
+  LlmConfig c;
+  c.base_url = checked_base_url(config);
+  c.api_key_env = non_empty(config, "api_key_env");
+  c.request = read_request(config);
+  c.concurrency = static_cast<int>(config_int(config, "concurrency", 1, 1024));
+  c.rpm = config_double(config, "rpm", 0, 1e7);
+  c.timeout_s = config_double(config, "timeout_s", 0.01, 3600);
+  c.max_retries = static_cast<int>(config_int(config, "max_retries", 0, 100));
+  c.backoff_base_s = config_double(config, "backoff_base_s", 0, 3600);
+  c.backoff_max_s = config_double(config, "backoff_max_s", 0, 3600);
+  c.retry_after_max_s = config_double(config, "retry_after_max_s", 0, 86400);
+  c.few_shot = static_cast<int>(config_int(config, "few_shot", 0, 100));
+  c.limit = config_int(config, "limit", 0, 1000000000);
+  c.cache_path = config_string(config, "cache_path");
+  c.prices.input_per_m = config_double(config, "price_input_per_m", 0, 1e6);
+  c.prices.cached_input_per_m = config_double(config, "price_cached_input_per_m", 0, 1e6);
+  c.prices.output_per_m = config_double(config, "price_output_per_m", 0, 1e6);
+  return c;
+}
+
+}  // namespace newscls::llm

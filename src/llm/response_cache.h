@@ -1,0 +1,53 @@
+// A persistent cache of chat replies in SQLite, so a rerun sends nothing and a killed run
+// resumes without paying twice.
+//
+// One table, responses(key TEXT PRIMARY KEY, content, prompt_tokens, completion_tokens,
+// cached_tokens, created_unix), in WAL mode; each reply is committed as it arrives
+// (synchronous=NORMAL: a killed process loses nothing, a power cut at most the last few).
+// The key is cache_key(): sha256 of base_url, model, prompt fingerprint and title.
+// Several processes may share one file (busy timeout 10 s).
+//
+//   ResponseCache cache("~/.cache/newscls/llm-cache.sqlite");
+//   if (auto hit = cache.get(key)) use(hit->content); else cache.put(key, reply);
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "llm/chat_api.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace newscls::llm {
+
+std::string cache_key(const std::string& base_url, const std::string& model,
+                      const std::string& prompt_fingerprint, const std::string& title);
+
+class ResponseCache {
+ public:
+  // Creates the file and its directory; IoError when it cannot be opened or is not ours.
+  explicit ResponseCache(const std::string& path);
+  ~ResponseCache();
+  ResponseCache(const ResponseCache&) = delete;
+  ResponseCache& operator=(const ResponseCache&) = delete;
+
+  std::optional<ChatReply> get(const std::string& key);
+  void put(const std::string& key, const ChatReply& reply);
+  const std::string& path() const { return path_; }
+
+ private:
+  void exec(const char* sql);
+  void check_schema_version();
+  void check(int rc, const char* what);
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* get_ = nullptr;
+  sqlite3_stmt* put_ = nullptr;
+};
+
+// "" means the default: $XDG_CACHE_HOME/newscls/llm-cache.sqlite, else
+// $HOME/.cache/newscls/llm-cache.sqlite, else ./.newscls-llm-cache.sqlite.
+std::string resolve_cache_path(const std::string& configured);
+
+}  // namespace newscls::llm

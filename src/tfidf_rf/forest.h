@@ -1,0 +1,92 @@
+// A random forest of Gini trees for sparse, high-dimensional, non-negative input.
+//
+// Each tree draws a bootstrap sample and grows depth first. At a node, a feature is a
+// split candidate with probability features_per_split / n_features (a hash of the feature
+// and a per-node salt decides, so candidates are found while scanning the node's sparse
+// rows and features absent from the node cost nothing). For each candidate the node's
+// non-zeros are gathered from the rows and sorted; the samples without that feature are
+// the implicit "zero" group, whose class counts are the node's counts minus the gathered
+// ones. Large nodes gather from the candidates' columns instead, which is cheaper when a
+// node holds most of the rows. When no candidate gives a valid split, present features
+// are tried in random order until one does (as scikit-learn keeps drawing past constant
+// features).
+// Tree t is seeded from (seed, t) alone and stored at index t, so the forest is the same
+// for a seed whatever the thread count or scheduling. Probabilities are the mean of the
+// trees' leaf class distributions.
+//
+//   ForestOptions o; o.features_per_split = 300; o.threads = 2;
+//   RandomForest forest = RandomForest::fit(x, y, 10, o, {});
+//   std::vector<float> probs(10);
+//   forest.predict_proba(row, probs.data());
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "newscls/binary_io.h"
+#include "tfidf_rf/sparse.h"
+
+namespace newscls::tfidf_rf {
+
+struct ForestOptions {
+  int n_trees = 100;
+  int max_depth = 0;            // 0: grow until pure
+  int min_samples_leaf = 1;     // counted in bootstrap draws
+  int features_per_split = 1;   // expected number of candidate features per node
+  bool bootstrap = true;
+  std::uint64_t seed = 1;
+  int threads = 1;
+  // How a node gathers its candidates' values: 0 the cheaper of the two, 1 always from
+  // the rows, 2 always from the columns. The tree is the same either way.
+  int walk = 0;
+};
+
+struct ForestNode {
+  std::int32_t feature;  // < 0 for a leaf
+  float threshold;       // value <= threshold goes to child, else to child + 1
+  std::int32_t child;    // first child's node index, or the leaf index for a leaf
+};
+
+class RandomForest {
+ public:
+  // Called once per finished tree, from worker threads (the caller synchronises).
+  using TreeDone = std::function<void()>;
+
+  // x has only positive stored values; y holds labels in [0, num_classes).
+  // Throws std::invalid_argument on inconsistent input; InterruptedError on a signal.
+  static RandomForest fit(const CsrMatrix& x, const std::vector<int>& y, int num_classes,
+                          const ForestOptions& options, const TreeDone& tree_done);
+
+  int num_classes() const { return num_classes_; }
+  std::size_t num_features() const { return num_features_; }
+  std::size_t num_trees() const { return tree_roots_.size(); }
+  std::size_t num_nodes() const { return nodes_.size(); }
+  std::size_t num_leaves() const { return leaf_probs_.size() / static_cast<std::size_t>(num_classes_); }
+
+  // probs: num_classes() floats. Features beyond num_features() read as absent.
+  void predict_proba(const SparseRow& row, float* probs) const;
+  // The same for n_rows rows at once (faster); probs: n_rows * num_classes() floats.
+  void predict_proba_batch(const SparseRow* rows, std::size_t n_rows, float* probs) const;
+
+  // Sizes and depths for the training facts.
+  nlohmann::json stats() const;
+
+  // Layout after the payload's magic and version: u32 num_classes, u64 num_features,
+  // u32_array tree_roots, i32_array features, f32_array thresholds, i32_array children,
+  // f32_array leaf_probs (num_classes per leaf). Every index is checked on load.
+  void save(PayloadWriter& w) const;
+  static RandomForest load(PayloadReader& r);
+
+ private:
+  int num_classes_ = 0;
+  std::size_t num_features_ = 0;
+  std::vector<std::uint32_t> tree_roots_;  // node index of each tree's root; trees are contiguous
+  std::vector<ForestNode> nodes_;
+  std::vector<float> leaf_probs_;
+};
+
+}  // namespace newscls::tfidf_rf

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# bert through the real binary with a tiny config: pretrain, train --init, train with its
+# own pretraining, eval --dump-attention, attention, predict, and a corrupt bundle.
+source "$(dirname "$0")/lib.sh"
+dir=$(scratch)
+make_slice "$dir/data" 400 100
+tiny=(--threads 1 --set layers=1 --set hidden=32 --set heads=2 --set ff=64 --set max_len=32
+      --set batch_size=16 --set predict_batch_size=64)
+
+"$NEWSCLS_BIN" pretrain --model bert --data "$dir/data" --out "$dir/encoder" "${tiny[@]}" \
+  --set pretrain_epochs=1 --set pretrain_max_steps=10 >"$dir/pretrain.out"
+assert_eq bert-encoder "$(json_get "$dir/encoder/manifest.json" "j['family']")" "encoder family"
+assert_eq 10 "$(json_get "$dir/encoder/manifest.json" "j['training']['pretrain_steps']")" "pretrain steps"
+
+"$NEWSCLS_BIN" train --model bert --data "$dir/data" --out "$dir/model" --init "$dir/encoder" "${tiny[@]}" \
+  --set epochs=1 --set max_steps=20 >"$dir/train.out"
+assert_eq 20 "$(json_get "$dir/model/manifest.json" "j['training']['steps']")" "fine-tuning steps"
+assert_eq True "$(json_get "$dir/model/manifest.json" "j['training']['train_titles_per_s'] > 0")" "titles/s"
+assert_eq "$dir/encoder" "$(json_get "$dir/model/manifest.json" "j['training']['init_dir']")" "init dir"
+
+# Without --init, train pretrains first when pretrain_epochs > 0.
+"$NEWSCLS_BIN" train --model bert --data "$dir/data" --out "$dir/model2" "${tiny[@]}" \
+  --set pretrain_epochs=1 --set pretrain_max_steps=5 --set epochs=1 --set max_steps=5 >/dev/null
+assert_eq 5 "$(json_get "$dir/model2/manifest.json" "j['training']['pretrain_steps']")" "own pretraining"
+
+"$NEWSCLS_BIN" eval --model-dir "$dir/model" --data "$dir/data" --out "$dir/eval/metrics.json" \
+  --dump-attention 2 >/dev/null
+for i in 0 1; do
+  for ext in json npy html; do [[ -s "$dir/eval/attention/$i.$ext" ]] || fail "missing attention/$i.$ext"; done
+done
+
+head -n 3 "$dir/data/test.txt" | cut -f1 >"$dir/titles.txt"
+"$NEWSCLS_BIN" attention --model-dir "$dir/model" --input "$dir/titles.txt" --out "$dir/att" >/dev/null
+python3 - "$dir/att" "$dir/titles.txt" <<'PY'
+import json, struct, sys
+out, titles = sys.argv[1], open(sys.argv[2], encoding="utf-8").read().splitlines()
+for i, title in enumerate(titles):
+    j = json.load(open(f"{out}/{i}.json", encoding="utf-8"))
+    assert j["title"] == title, (j["title"], title)
+    t = len(j["tokens"])
+    assert j["tokens"][0] == "[CLS]" and j["tokens"][-1] == "[SEP]"
+    w = j["weights"]
+    assert len(w) == 1 and len(w[0]) == 2 and len(w[0][0]) == t and len(w[0][0][0]) == t
+    for row in w[0][0]:
+        assert abs(sum(row) - 1) < 1e-4, row
+    raw = open(f"{out}/{i}.npy", "rb").read()
+    assert raw[:8] == b"\x93NUMPY\x01\x00"
+    hlen = struct.unpack("<H", raw[8:10])[0]
+    header = raw[10:10 + hlen].decode("latin1")
+    assert (10 + hlen) % 64 == 0 and f"'shape': (1, 2, {t}, {t})" in header, header
+    values = struct.unpack(f"<{2 * t * t}f", raw[10 + hlen:])
+    assert abs(values[0] - w[0][0][0][0]) < 1e-6
+    try:
+        import numpy
+        assert numpy.load(f"{out}/{i}.npy").shape == (1, 2, t, t)
+    except ImportError:
+        pass
+    html = open(f"{out}/{i}.html", encoding="utf-8").read()
+    assert "[CLS]" in html and "layer 1" in html and "head 2" in html
+PY
+
+"$NEWSCLS_BIN" predict --model-dir "$dir/model" --input "$dir/titles.txt" --output "$dir/pred.jsonl"
+assert_eq 3 "$(wc -l <"$dir/pred.jsonl")" "predictions"
+
+cp -r "$dir/model" "$dir/broken"
+head -c 100 "$dir/model/weights.bin" >"$dir/broken/weights.bin"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" predict --model-dir "$dir/broken" --input "$dir/titles.txt"
+assert_contains "$dir/err" "error:"
+echo "bert cli: ok"

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# llm client against scripted faults, through the real binary: chatty, JSON-ish and blank
+# replies, 429 with Retry-After, 500/502/503, a reply slower than the timeout, malformed
+# JSON, a dropped connection, retries running out. Asserts exact counts of requests,
+# retries, unknowns and cache hits, that every title is predicted exactly once, and that a
+# rerun asks only for the title that never got an answer.
+source "$(dirname "$0")/lib.sh"
+source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
+
+dir=$(scratch)
+llm_slice "$dir/data" 250            # 40 test titles, 4 per class
+mapfile -t titles < <(cut -f1 "$dir/data/test.txt")
+assert_eq 40 "$(printf '%s\n' "${titles[@]}" | sort -u | wc -l)" "distinct titles"
+
+# Title index -> scripted behaviour (a list: one action per attempt, the last repeats).
+python3 - "$dir/script.json" "${titles[@]}" <<'PY'
+import json, sys
+path, titles = sys.argv[1], sys.argv[2:]
+script = {
+    0: "chatty", 1: "chatty_en", 2: "json", 3: "correct_en",
+    4: [{"status": 429, "retry_after": "1"}, "correct"],
+    5: ["500", "correct"],
+    6: ["503", "503", "correct"],
+    7: [{"slow": 3}, "correct"],
+    8: ["malformed", "correct"],
+    9: ["drop", "correct"],
+    10: "blank", 11: "null_content", 12: {"content": "我不确定"},
+    13: "wrong",
+    14: "502",                     # always fails: retries run out
+    15: ["504", "correct"],
+}
+json.dump({titles[i]: action for i, action in script.items()}, open(path, "w"), ensure_ascii=False)
+PY
+start_llm_server "$dir" --truth "$dir/data/test.txt" --classes "$dir/data/class.txt" --script "$dir/script.json"
+common=(--set "base_url=$LLM_URL" --set "cache_path=$dir/cache.sqlite" --set concurrency=6
+        --set timeout_s=1 --set max_retries=2 --set backoff_base_s=0.05 --set backoff_max_s=0.2)
+
+start=$(date +%s.%N)
+"$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/model" "${common[@]}" \
+  >"$dir/train.out" 2>"$dir/train.err" || { cat "$dir/train.err"; fail "train"; }
+elapsed=$(python3 -c "import time; print(time.time() - $start)")
+m="$dir/model/metrics.json"
+
+# Retries: 429, 500, 503 x2, slow, malformed, drop, 504 = 8, plus 2 for the 502 title.
+assert_eq 10 "$(run_stat "$m" retries)" "retries"
+assert_eq 50 "$(run_stat "$m" requests_sent)" "requests sent"
+assert_eq 50 "$(server_stat "j['requests']")" "requests the server saw"
+assert_eq 50 "$(server_stat "sum(j['attempts'].values())")" "attempts the server saw"
+assert_eq 40 "$(server_stat "len(j['attempts'])")" "titles the server saw"
+attempts_of() {  # title: how often the server was asked for it
+  server_stat "j['attempts'][sys.argv[1]]" "$1"
+}
+for i in 4 5 7 8 9 15; do
+  assert_eq 2 "$(attempts_of "${titles[$i]}")" "attempts of title $i"
+done
+assert_eq 3 "$(attempts_of "${titles[6]}")" "attempts of the twice-503 title"
+assert_eq 3 "$(attempts_of "${titles[14]}")" "attempts of the always-502 title (max_retries=2)"
+assert_eq 1 "$(attempts_of "${titles[0]}")" "attempts of a chatty title"
+# Retry-After: 1 was honoured, the slow reply cut at timeout_s=1.
+python3 -c "import sys; sys.exit(0 if $elapsed >= 1.0 else 1)" || fail "finished in $elapsed s: Retry-After ignored"
+
+assert_eq 3 "$(run_stat "$m" unknown_replies)" "unknown replies (blank, null, unsure)"
+assert_eq 1 "$(run_stat "$m" failed_titles)" "titles whose retries ran out"
+assert_eq 4 "$(json_get "$m" "j['unknown']")" "unknown predictions in the metrics"
+assert_eq 35 "$(json_get "$m" "round(j['accuracy'] * 40)")" "correct predictions (40 - 4 unknown - 1 wrong)"
+assert_eq 40 "$(json_get "$m" "j['count']")" "titles evaluated"
+assert_eq 4 "$(json_get "$m" "sum(row[-1] for row in j['confusion']['matrix'])")" "unknown column"
+assert_eq 11 "$(json_get "$m" "len(j['confusion']['columns'])")" "confusion columns incl. unknown"
+# 39 answered requests (the 502 title never was): tokens count answers, not attempts.
+assert_eq 3900 "$(run_stat "$m" prompt_tokens)" "prompt tokens"
+assert_eq 39 "$(run_stat "$m" "latency_ms']['count")" "latencies recorded"
+# predictions.tsv: every title exactly once.
+assert_eq 40 "$(tail -n +2 "$dir/model/predictions.tsv" | wc -l)" "prediction rows"
+assert_eq 40 "$(tail -n +2 "$dir/model/predictions.tsv" | cut -f1 | sort -u | wc -l)" "distinct prediction rows"
+assert_eq 4 "$(tail -n +2 "$dir/model/predictions.tsv" | awk -F'\t' '$3 == "unknown"' | wc -l)" "unknown rows"
+assert_eq 39 "$(cache_rows "$dir/cache.sqlite")" "cached replies"
+
+# Rerun: the 39 answered titles come from the cache; only the failed one is asked again.
+reset_llm_server
+"$NEWSCLS_BIN" eval --model-dir "$dir/model" --data "$dir/data" --out "$dir/eval/metrics.json" \
+  >/dev/null 2>"$dir/eval.err" || { cat "$dir/eval.err"; fail "eval"; }
+e="$dir/eval/metrics.json"
+assert_eq 39 "$(run_stat "$e" cache_hits)" "cache hits on rerun"
+assert_eq 3 "$(run_stat "$e" requests_sent)" "requests on rerun (the failed title, 3 attempts)"
+assert_eq 3 "$(server_stat "j['requests']")" "server requests on rerun"
+assert_eq 3 "$(run_stat "$e" unknown_replies)" "cached unknown replies stay unknown"
+assert_eq 4 "$(json_get "$e" "j['unknown']")" "unknown predictions on rerun"
+echo "ok"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The pipeline on a small slice of the real data, all four stages, the LLM stage pointed at
+# the loopback test server; the report must list every stage with its metrics.
+source "$(dirname "$0")/lib.sh"
+dir=$(scratch)
+make_slice "$dir/data" 3000 20
+
+python3 "$NEWSCLS_SOURCE_DIR/tests/llm_server/fake_llm_server.py" --port-file "$dir/port" \
+  --classes "$dir/data/class.txt" --truth "$dir/data/test.txt" >"$dir/server.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 50); do [[ -s "$dir/port" ]] && break; sleep 0.1; done
+port=$(cat "$dir/port")
+
+NEWSCLS_LLM_API_KEY= DEEPSEEK_API_KEY= "$NEWSCLS_BIN" pipeline --data "$dir/data" --out "$dir/run" --threads 2 \
+  --set tfidf-rf.n_trees=10 \
+  --set fasttext.epochs=2 \
+  --set bert.layers=1 --set bert.hidden=32 --set bert.heads=2 --set bert.ff=64 --set bert.max_steps=20 \
+  --set bert.pretrain_epochs=0 \
+  --set llm.base_url="http://127.0.0.1:$port" --set llm.limit=100 --set llm.cache_path="$dir/llm-cache.sqlite" \
+  >"$dir/out.txt" 2>"$dir/err.txt" || { cat "$dir/err.txt" >&2; fail "pipeline failed"; }
+
+for stage in tfidf-rf fasttext bert llm; do
+  assert_contains "$dir/out.txt" "$stage"
+  [[ -f "$dir/run/$stage/metrics.json" ]] || fail "no metrics for $stage"
+  grep -q "| $stage | done | 0\.[0-9]\{4\} |" "$dir/run/report.md" || { cat "$dir/run/report.md"; fail "report row for $stage"; }
+done
+assert_contains "$dir/run/report.html" "<svg"
+assert_contains "$dir/run/report.html" "Per-class F1"
+assert_contains "$dir/run/report.html" "BERT attention heatmaps"
+assert_eq 100 "$(json_get "$dir/run/llm/metrics.json" 'j["count"]')" "llm titles evaluated"
+
+# --resume finds every stage complete and runs nothing again.
+"$NEWSCLS_BIN" pipeline --data "$dir/data" --out "$dir/run" --resume \
+  --set llm.base_url="http://127.0.0.1:$port" --set llm.cache_path="$dir/llm-cache.sqlite" >"$dir/out2.txt" 2>/dev/null
+assert_eq 4 "$(grep -c resumed "$dir/out2.txt")" "stages resumed"
+
+# Without a key or base_url the LLM stage is skipped with the reason.
+NEWSCLS_LLM_API_KEY= DEEPSEEK_API_KEY= "$NEWSCLS_BIN" pipeline --data "$dir/data" --out "$dir/run2" \
+  --stages tfidf-rf,llm --set tfidf-rf.n_trees=5 >"$dir/out3.txt" 2>/dev/null
+assert_contains "$dir/out3.txt" "skipped  no API key"
+echo "test_pipeline_slow: ok"

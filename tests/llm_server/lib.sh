@@ -1,0 +1,63 @@
+# Helpers for the llm integration tests: start the fake chat server and read its counters.
+# Source after tests/integration/lib.sh.
+
+# start_llm_server DIR [server args...]: starts it in the background, sets LLM_PORT and
+# LLM_URL, and stops it when the test exits.
+start_llm_server() {
+  local dir=$1
+  shift
+  rm -f "$dir/port"
+  python3 "$NEWSCLS_SOURCE_DIR/tests/llm_server/fake_llm_server.py" --port-file "$dir/port" "$@" \
+    >"$dir/server.out" 2>"$dir/server.err" &
+  LLM_SERVER_PID=$!
+  trap 'kill "$LLM_SERVER_PID" 2>/dev/null || true' EXIT
+  local i
+  for i in $(seq 200); do
+    [[ -s "$dir/port" ]] && break
+    kill -0 "$LLM_SERVER_PID" 2>/dev/null || { cat "$dir/server.err" >&2; fail "fake server died"; }
+    sleep 0.05
+  done
+  [[ -s "$dir/port" ]] || fail "fake server reported no port"
+  LLM_PORT=$(cat "$dir/port")
+  LLM_URL="http://127.0.0.1:$LLM_PORT"
+}
+
+stop_llm_server() {
+  kill "$LLM_SERVER_PID" 2>/dev/null || true
+  wait "$LLM_SERVER_PID" 2>/dev/null || true
+}
+
+# Only python3 is needed (no curl or sqlite3 command-line tools).
+# server_stat EXPR [ARG...]: a Python expression over j, the server's /stats JSON (and
+# sys.argv[1:] = ARGs).
+server_stat() {
+  local expr=$1
+  shift
+  python3 -c "import json,sys,urllib.request as u; j=json.load(u.urlopen(sys.argv[1] + '/stats')); sys.argv = sys.argv[1:]; print($expr)" \
+    "$LLM_URL" "$@"
+}
+
+reset_llm_server() {
+  python3 -c "import sys,urllib.request as u; u.urlopen(u.Request(sys.argv[1] + '/reset', data=b''))" "$LLM_URL"
+}
+
+# cache_rows FILE: answers in an llm response cache.
+cache_rows() {
+  python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from responses').fetchone()[0])" "$1"
+}
+
+# run_stat FILE KEY: a key of metrics.json's run_stats.
+run_stat() {
+  json_get "$1" "j['run_stats']['$2']"
+}
+
+# llm_slice DIR EVERY: class.txt and every EVERY-th line of the shared test/dev/train splits.
+llm_slice() {
+  local out=$1 every=$2 src
+  src=$(shared_data_dir)
+  mkdir -p "$out"
+  cp "$src/class.txt" "$out/class.txt"
+  head -n 2000 "$src/train.txt" >"$out/train.txt"
+  awk -v k="$every" 'NR % k == 0' "$src/dev.txt" >"$out/dev.txt"
+  awk -v k="$every" 'NR % k == 0' "$src/test.txt" >"$out/test.txt"
+}

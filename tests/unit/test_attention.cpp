@@ -1,0 +1,174 @@
+// The attention function against the lecture's worked example (section 4.4), its variance
+// claim (4.5), masking (4.9) and the full encoder's padding invariance.
+#include <cmath>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "bert/attention.h"
+#include "bert/encoder.h"
+#include "bert/vocab.h"
+
+namespace newscls::bert {
+namespace {
+
+torch::Tensor mat(std::vector<std::vector<float>> rows) {
+  const auto r = static_cast<std::int64_t>(rows.size()), c = static_cast<std::int64_t>(rows[0].size());
+  torch::Tensor t = torch::empty({r, c});
+  for (std::int64_t i = 0; i < r; ++i)
+    for (std::int64_t j = 0; j < c; ++j) t[i][j] = rows[i][j];
+  return t;
+}
+
+void expect_close(const torch::Tensor& got, const torch::Tensor& want, double tol, const char* what) {
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  const double diff = (got - want).abs().max().item<double>();
+  EXPECT_LE(diff, tol) << what << "\n got\n" << got << "\n want\n" << want;
+}
+
+struct Lecture {
+  torch::Tensor q = mat({{1, 0, 1, 0}, {0, 1, 0, 1}, {1, 1, 0, 0}});
+  torch::Tensor k = mat({{0, 1, 0, 1}, {1, 0, 1, 0}, {1, 1, 1, 1}});
+  torch::Tensor v = mat({{1, 0}, {0, 2}, {2, 1}});
+};
+
+TEST(Attention, LectureScoresAndScaledScores) {
+  Lecture l;
+  expect_close(attention_scores(l.q, l.k, false), mat({{0, 2, 2}, {2, 0, 2}, {1, 1, 2}}), 1e-6, "S");
+  expect_close(attention_scores(l.q, l.k, true), mat({{0, 1, 1}, {1, 0, 1}, {0.5, 0.5, 1}}), 1e-6, "S/2");
+}
+
+TEST(Attention, LectureWeightsAndOutput) {
+  Lecture l;
+  AttentionOutput r = scaled_dot_product_attention(l.q, l.k, l.v, AttentionMask{});
+  expect_close(r.weights,
+               mat({{0.1554, 0.4223, 0.4223}, {0.4223, 0.1554, 0.4223}, {0.2741, 0.2741, 0.4519}}),
+               5e-5, "A to 4 decimals");
+  // The lecture multiplies weights already rounded to 4 decimals, so its O is off by up to
+  // 1e-4 in the last place (o31 = 2 - 3a = 1.17780 exactly, printed 1.1779).
+  expect_close(r.output, mat({{1.0000, 1.2669}, {1.2669, 0.7331}, {1.1779, 1.0001}}), 1.5e-4,
+               "O as printed");
+  const double e = std::exp(1.0), a = std::exp(0.5) / (2 * std::exp(0.5) + e), b = e / (1 + 2 * e);
+  expect_close(r.output,
+               mat({{1.0f, float(3 * b)}, {float(3 * b), float(2 - 3 * b)}, {float(2 - 3 * a), 1.0f}}),
+               1e-5, "O in closed form");
+}
+
+TEST(Attention, LectureUnscaledSoftmaxIsSharper) {
+  Lecture l;
+  AttentionOutput r = scaled_dot_product_attention(l.q, l.k, l.v, AttentionMask{}, /*scale=*/false);
+  expect_close(r.weights,
+               mat({{0.0634, 0.4683, 0.4683}, {0.4683, 0.0634, 0.4683}, {0.2119, 0.2119, 0.5761}}),
+               5e-5, "softmax(S)");
+}
+
+TEST(Attention, RowsSumToOneAndPaddedKeysGetExactlyZero) {
+  torch::manual_seed(7);
+  torch::Tensor q = torch::randn({3, 2, 5, 8}), k = torch::randn({3, 2, 5, 8}), v = torch::randn({3, 2, 5, 6});
+  torch::Tensor valid = torch::tensor({1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0}, torch::kBool).view({3, 5});
+  AttentionOutput r = scaled_dot_product_attention(q, k, v, make_attention_mask(valid, 5, false));
+  expect_close(r.weights.sum(-1), torch::ones({3, 2, 5}), 1e-6, "row sums");
+  EXPECT_EQ(r.weights.index({1, torch::indexing::Slice(), torch::indexing::Slice(), torch::indexing::Slice(3)})
+                .abs().max().item<float>(), 0.0f);
+  EXPECT_EQ(r.weights.index({2, torch::indexing::Slice(), torch::indexing::Slice(), torch::indexing::Slice(1)})
+                .abs().max().item<float>(), 0.0f);
+  // A single real key takes all the weight.
+  expect_close(r.weights.index({2, torch::indexing::Slice(), torch::indexing::Slice(), 0}),
+               torch::ones({2, 5}), 1e-6, "single key");
+}
+
+TEST(Attention, FullyMaskedRowsGiveZerosNotNaN) {
+  torch::Tensor q = torch::randn({2, 1, 3, 4}, torch::requires_grad()), k = torch::randn({2, 1, 3, 4}),
+                v = torch::randn({2, 1, 3, 4});
+  torch::Tensor valid = torch::tensor({1, 1, 0, 0, 0, 0}, torch::kBool).view({2, 3});
+  AttentionOutput r = scaled_dot_product_attention(q, k, v, make_attention_mask(valid, 3, false));
+  EXPECT_FALSE(r.output.isnan().any().item<bool>());
+  EXPECT_FALSE(r.weights.isnan().any().item<bool>());
+  EXPECT_EQ(r.weights[1].abs().max().item<float>(), 0.0f);
+  EXPECT_EQ(r.output[1].abs().max().item<float>(), 0.0f);
+  expect_close(r.weights[0].sum(-1), torch::ones({1, 3}), 1e-6, "valid rows still sum to 1");
+  r.output.sum().backward();
+  EXPECT_TRUE(q.grad().isfinite().all().item<bool>());
+}
+
+TEST(Attention, KeyAndValueWidthsMayDiffer) {
+  torch::Tensor q = torch::randn({2, 3, 4}), k = torch::randn({2, 5, 4}), v = torch::randn({2, 5, 7});
+  AttentionOutput r = scaled_dot_product_attention(q, k, v, AttentionMask{});
+  EXPECT_EQ(r.output.sizes(), torch::IntArrayRef({2, 3, 7}));
+  EXPECT_EQ(r.weights.sizes(), torch::IntArrayRef({2, 3, 5}));
+  AttentionOutput r4 = scaled_dot_product_attention(q.view({2, 1, 3, 4}), k.view({2, 1, 5, 4}),
+                                                    v.view({2, 1, 5, 7}), AttentionMask{});
+  EXPECT_EQ(r4.output.sizes(), torch::IntArrayRef({2, 1, 3, 7}));
+}
+
+TEST(Attention, ScalingBringsScoreVarianceFromDkToOne) {
+  torch::manual_seed(2024);
+  const std::int64_t n = 20000;
+  for (std::int64_t dk : {4, 16, 64, 256}) {
+    torch::Tensor q = torch::randn({n, 1, dk}), k = torch::randn({n, 1, dk});
+    const double raw = attention_scores(q, k, false).var().item<double>();
+    const double scaled = attention_scores(q, k, true).var().item<double>();
+    EXPECT_NEAR(raw / dk, 1.0, 0.06) << "Var(q.k) for d_k=" << dk;
+    EXPECT_NEAR(scaled, 1.0, 0.06) << "Var(q.k/sqrt(d_k)) for d_k=" << dk;
+  }
+}
+
+TEST(Attention, CausalMaskHidesTheFuture) {
+  torch::manual_seed(3);
+  const std::int64_t t = 5;
+  torch::Tensor q = torch::randn({1, 2, t, 4}), k = torch::randn({1, 2, t, 4}), v = torch::randn({1, 2, t, 3});
+  AttentionMask causal = make_attention_mask(torch::Tensor(), t, /*causal=*/true);
+  AttentionOutput r = scaled_dot_product_attention(q, k, v, causal);
+  EXPECT_EQ(r.weights.triu(1).abs().max().item<float>(), 0.0f);
+  expect_close(r.weights.index({0, torch::indexing::Slice(), 0, 0}), torch::ones({2}), 1e-6, "first row");
+  expect_close(r.weights.sum(-1), torch::ones({1, 2, t}), 1e-6, "row sums");
+  // Changing the last two positions leaves outputs before them untouched.
+  torch::Tensor k2 = k.clone(), v2 = v.clone();
+  k2.index_put_({torch::indexing::Slice(), torch::indexing::Slice(), torch::indexing::Slice(3)}, 9.0);
+  v2.index_put_({torch::indexing::Slice(), torch::indexing::Slice(), torch::indexing::Slice(3)}, -9.0);
+  AttentionOutput r2 = scaled_dot_product_attention(q, k2, v2, causal);
+  using torch::indexing::Slice;
+  expect_close(r2.output.index({Slice(), Slice(), Slice(0, 3)}), r.output.index({Slice(), Slice(), Slice(0, 3)}),
+               1e-6, "past outputs");
+  // Combined with padding: padded keys stay at zero weight.
+  torch::Tensor valid = torch::tensor({1, 1, 1, 0, 0}, torch::kBool).view({1, t});
+  AttentionOutput r3 = scaled_dot_product_attention(q, k, v, make_attention_mask(valid, t, true));
+  EXPECT_EQ(r3.weights.index({Slice(), Slice(), Slice(), Slice(3)}).abs().max().item<float>(), 0.0f);
+}
+
+TEST(Attention, MultiHeadShapes) {
+  auto rng = std::make_shared<MaskRng>(1);
+  MultiHeadAttention mha(32, 4, 0.0, rng);
+  AttentionOutput r = mha(torch::randn({2, 6, 32}), AttentionMask{});
+  EXPECT_EQ(r.output.sizes(), torch::IntArrayRef({2, 6, 32}));
+  EXPECT_EQ(r.weights.sizes(), torch::IntArrayRef({2, 4, 6, 6}));
+}
+
+TEST(Attention, EncoderIsInvariantToAppendedPadding) {
+  torch::manual_seed(11);
+  Architecture arch;
+  arch.vocab_size = 40;
+  arch.layers = 2;
+  arch.hidden = 32;
+  arch.heads = 4;
+  arch.ff = 64;
+  arch.max_len = 16;
+  ClassifierModel model(arch, 3, std::make_shared<MaskRng>(5));
+  model->eval();
+  torch::NoGradGuard no_grad;
+  torch::Tensor ids = torch::tensor(std::vector<std::int64_t>{kCls, 7, 9, 11, 13, kSep}, torch::kInt64).view({1, 6});
+  torch::Tensor valid = torch::ones({1, 6}, torch::kBool);
+  torch::Tensor padded_ids = torch::cat({ids, torch::full({1, 5}, kPad, torch::kInt64)}, 1);
+  torch::Tensor padded_valid = torch::cat({valid, torch::zeros({1, 5}, torch::kBool)}, 1);
+  EncoderOutput a = model->encoder(ids, valid, true);
+  EncoderOutput b = model->encoder(padded_ids, padded_valid, true);
+  using torch::indexing::Slice;
+  expect_close(b.hidden.index({Slice(), Slice(0, 6)}), a.hidden, 1e-5, "hidden at real positions");
+  expect_close(model->head(b.hidden), model->head(a.hidden), 1e-5, "logits");
+  for (const auto& w : b.weights) {
+    EXPECT_EQ(w.index({Slice(), Slice(), Slice(), Slice(6)}).abs().max().item<float>(), 0.0f);
+  }
+}
+
+}  // namespace
+}  // namespace newscls::bert

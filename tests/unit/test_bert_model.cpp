@@ -1,0 +1,242 @@
+// The bert family end to end on a tiny model: vocabulary, payloads, dropout, schedule,
+// and a train / save / load / predict round trip with checkpoints and determinism.
+#include <filesystem>
+#include <cstring>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "bert/attention_dump.h"
+#include "bert/bert.h"
+#include "bert/fast_dropout.h"
+#include "bert/tensor_io.h"
+#include "bert/training.h"
+#include "bert/vocab.h"
+#include "newscls/bundle.h"
+#include "newscls/config.h"
+#include "newscls/error.h"
+#include "test_support.h"
+
+namespace newscls::bert {
+namespace {
+
+TEST(BertVocab, EncodesWithSpecialTokensAndTruncates) {
+  CharVocab v = CharVocab::build({"ＮＢＡ季后赛", "季后赛", "x"}, 2, 100);
+  EXPECT_EQ(v.tokens()[kCls], "[CLS]");
+  std::vector<std::int64_t> ids = v.encode("季后赛z", 64);
+  ASSERT_EQ(ids.size(), 6u);
+  EXPECT_EQ(ids.front(), kCls);
+  EXPECT_EQ(ids.back(), kSep);
+  EXPECT_EQ(ids[4], kUnk);  // z is unseen
+  EXPECT_EQ(v.tokens_of(ids)[1], "季");
+  EXPECT_EQ(v.encode("季后赛季后赛", 4).size(), 4u);
+  const std::string path = testing::scratch_dir() + "/vocab.bin";
+  v.save(path);
+  EXPECT_EQ(CharVocab::load(path).tokens(), v.tokens());
+}
+
+TEST(BertPayload, TensorsRoundTripAndCorruptionIsAModelFormatError) {
+  const std::string dir = testing::scratch_dir();
+  NamedTensors t = {{"a", torch::randn({3, 4})}, {"b", torch::randn({5})}};
+  save_tensors(dir + "/w.bin", t);
+  NamedTensors into = {{"a", torch::zeros({3, 4})}, {"b", torch::zeros({5})}};
+  load_tensors(dir + "/w.bin", into);
+  EXPECT_TRUE(torch::equal(into[0].second, t[0].second));
+  NamedTensors wrong_shape = {{"a", torch::zeros({4, 3})}, {"b", torch::zeros({5})}};
+  EXPECT_THROW(load_tensors(dir + "/w.bin", wrong_shape), ModelFormatError);
+  NamedTensors wrong_name = {{"x", torch::zeros({3, 4})}, {"b", torch::zeros({5})}};
+  EXPECT_THROW(load_tensors(dir + "/w.bin", wrong_name), ModelFormatError);
+  const auto size = std::filesystem::file_size(dir + "/w.bin");
+  std::filesystem::resize_file(dir + "/w.bin", size - 7);
+  EXPECT_THROW(load_tensors(dir + "/w.bin", into), ModelFormatError);
+  testing::write_text(dir + "/junk.bin", "not a payload at all");
+  EXPECT_THROW(load_tensors(dir + "/junk.bin", into), ModelFormatError);
+}
+
+TEST(BertDropout, KeepsTheExpectationAndIsIdentityInEval) {
+  auto rng = std::make_shared<MaskRng>(3);
+  FastDropout drop(0.1, rng);
+  torch::Tensor x = torch::ones({200000});
+  torch::Tensor y = drop(x);
+  EXPECT_NEAR((y == 0).to(torch::kFloat).mean().item<double>(), 0.1, 0.005);
+  EXPECT_NEAR(y.mean().item<double>(), 1.0, 0.01);
+  rng->reseed(3);
+  EXPECT_TRUE(torch::equal(drop(x), y)) << "same seed, same mask";
+  drop->eval();
+  EXPECT_TRUE(torch::equal(drop(x), x));
+}
+
+TEST(BertSchedule, WarmsUpLinearlyThenDecaysToZero) {
+  EXPECT_NEAR(scheduled_lr(0, 100, 1.0, 0.1), 0.1, 1e-12);
+  EXPECT_NEAR(scheduled_lr(9, 100, 1.0, 0.1), 1.0, 1e-12);
+  EXPECT_NEAR(scheduled_lr(54, 100, 1.0, 0.1), 0.5, 1e-12);
+  EXPECT_NEAR(scheduled_lr(99, 100, 1.0, 0.1), 0.0, 1e-12);
+}
+
+TEST(BertNpy, HeaderIsValidNpyV1) {
+  torch::Tensor w = torch::rand({2, 3, 4, 4});
+  const std::string b = npy_bytes(w);
+  ASSERT_EQ(b.substr(0, 6), std::string("\x93NUMPY", 6));
+  EXPECT_EQ(b[6], 1);
+  EXPECT_EQ(b[7], 0);
+  const std::size_t header_len = static_cast<unsigned char>(b[8]) | (static_cast<unsigned char>(b[9]) << 8);
+  EXPECT_EQ((10 + header_len) % 64, 0u);
+  const std::string header = b.substr(10, header_len);
+  EXPECT_NE(header.find("'shape': (2, 3, 4, 4)"), std::string::npos) << header;
+  EXPECT_NE(header.find("'<f4'"), std::string::npos);
+  EXPECT_EQ(header.back(), '\n');
+  EXPECT_EQ(b.size(), 10 + header_len + 4 * 96);
+  float first;
+  std::memcpy(&first, b.data() + 10 + header_len, 4);
+  EXPECT_EQ(first, w.flatten()[0].item<float>());
+}
+
+// Two classes a tiny model can separate after a few steps.
+struct TinyData {
+  Dataset train, dev;
+  LabelSet labels{{"animals", "vehicles"}};
+  TinyData() {
+    const std::vector<std::string> a = {"猫狗猫狗", "狗猫兔", "兔兔猫", "猫猫狗兔狗"};
+    const std::vector<std::string> b = {"车船车", "船船飞机", "飞机车", "车车船机"};
+    for (int i = 0; i < 40; ++i) {
+      Dataset& d = i < 32 ? train : dev;
+      d.titles.push_back(a[i % 4] + (i % 3 ? "了" : ""));
+      d.labels.push_back(0);
+      d.titles.push_back(b[i % 4] + (i % 3 ? "了" : ""));
+      d.labels.push_back(1);
+    }
+  }
+};
+
+nlohmann::json tiny_config() {
+  nlohmann::json c = strip_docs(default_config());
+  for (const char* kv : {"layers=1", "hidden=32", "heads=2", "ff=64", "max_len=16", "batch_size=8",
+                         "epochs=3", "pretrain_epochs=1", "pretrain_max_steps=4", "lr=0.003",
+                         "warmup=0.1", "vocab_min_count=1", "dropout=0.0", "attention_dropout=0.0"}) {
+    apply_override(c, kv);
+  }
+  return c;
+}
+
+TrainContext context(const TinyData& d, const std::string& work) {
+  TrainContext ctx;
+  ctx.train = &d.train;
+  ctx.dev = &d.dev;
+  ctx.labels = &d.labels;
+  ctx.seed = 5;
+  ctx.threads = 1;
+  ctx.work_dir = work;
+  return ctx;
+}
+
+std::vector<float> flat_probs(const std::vector<Prediction>& p) {
+  std::vector<float> out;
+  for (const auto& x : p) out.insert(out.end(), x.probs.begin(), x.probs.end());
+  return out;
+}
+
+TEST(BertClassifier, TrainSaveLoadPredictRoundTrip) {
+  const std::string dir = testing::scratch_dir();
+  TinyData data;
+  auto model = make_classifier();
+  model->configure(tiny_config());
+  const nlohmann::json facts = model->train(context(data, dir + "/work"));
+  EXPECT_GT(facts.at("train_titles_per_s").get<double>(), 0);
+  EXPECT_EQ(facts.at("steps").get<int>(), 24);
+  EXPECT_EQ(facts.at("pretrain_steps").get<int>(), 4);
+
+  const std::vector<Prediction> before = model->predict_batch(data.dev.titles);
+  ASSERT_EQ(before.size(), data.dev.size());
+  std::size_t correct = 0;
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    correct += before[i].label == data.dev.labels[i];
+    float sum = 0;
+    for (float p : before[i].probs) sum += p;
+    EXPECT_NEAR(sum, 1.0f, 1e-5);
+    EXPECT_FLOAT_EQ(before[i].score, before[i].probs[before[i].label]);
+  }
+  EXPECT_GE(correct, before.size() * 9 / 10) << "a tiny model should separate two alphabets";
+
+  {
+    BundleWriter writer(dir + "/bundle");
+    model->save(writer);
+    Manifest m;
+    m.family = "bert";
+    m.labels = data.labels.names;
+    m.config = model->config();
+    writer.commit(m);
+  }
+  auto loaded = load_classifier(dir + "/bundle");
+  EXPECT_EQ(flat_probs(loaded->predict_batch(data.dev.titles)), flat_probs(before));
+  EXPECT_TRUE(loaded->predict_batch({}).empty());
+
+  loaded->dump_attention({data.dev.titles[0]}, 7, dir + "/attention");
+  EXPECT_TRUE(std::filesystem::exists(dir + "/attention/7.npy"));
+  const auto j = nlohmann::json::parse(std::ifstream(dir + "/attention/7.json"));
+  EXPECT_EQ(j.at("tokens").front(), "[CLS]");
+  EXPECT_EQ(j.at("weights").size(), 1u);              // layers
+  EXPECT_EQ(j.at("weights")[0].size(), 2u);           // heads
+  EXPECT_EQ(j.at("weights")[0][0].size(), j.at("tokens").size());
+}
+
+TEST(BertClassifier, DeterministicUnderASeedAndResumesFromItsCheckpoint) {
+  const std::string dir = testing::scratch_dir();
+  TinyData data;
+  nlohmann::json config = tiny_config();
+  apply_override(config, "dropout=0.1");
+  auto first = make_classifier();
+  first->configure(config);
+  first->train(context(data, dir + "/a"));
+  auto second = make_classifier();
+  second->configure(config);
+  second->train(context(data, dir + "/b"));
+  const std::vector<float> p1 = flat_probs(first->predict_batch(data.dev.titles));
+  EXPECT_EQ(flat_probs(second->predict_batch(data.dev.titles)), p1);
+
+  // A resumed run with every epoch already checkpointed restores the same model.
+  auto resumed = make_classifier();
+  resumed->configure(config);
+  TrainContext ctx = context(data, dir + "/a");
+  ctx.resume = true;
+  resumed->train(ctx);
+  EXPECT_EQ(flat_probs(resumed->predict_batch(data.dev.titles)), p1);
+}
+
+TEST(BertClassifier, RejectsUnknownKeysAndBadValues) {
+  auto model = make_classifier();
+  nlohmann::json c = tiny_config();
+  c["no_such_key"] = 1;
+  EXPECT_THROW(model->configure(c), ConfigError);
+  c = tiny_config();
+  c["heads"] = 3;  // 32 is not a multiple of 3
+  EXPECT_THROW(model->configure(c), ConfigError);
+  EXPECT_THROW(model->predict_batch({"x"}), UsageError);
+}
+
+TEST(BertClassifier, PretrainedEncoderBundleInitialisesFineTuning) {
+  const std::string dir = testing::scratch_dir();
+  TinyData data;
+  PretrainRequest req;
+  req.config = tiny_config();
+  req.train = &data.train;
+  req.labels = &data.labels;
+  req.out_dir = dir + "/encoder";
+  const nlohmann::json facts = pretrain_encoder_bundle(req);
+  EXPECT_EQ(facts.at("pretrain_steps").get<int>(), 4);
+  EXPECT_EQ(Bundle::open(dir + "/encoder").manifest().family, kEncoderFamily);
+
+  auto model = make_classifier();
+  nlohmann::json c = tiny_config();
+  apply_override(c, "hidden=16");  // the encoder's architecture wins
+  model->configure(c);
+  TrainContext ctx = context(data, "");
+  ctx.init_dir = dir + "/encoder";
+  EXPECT_EQ(model->train(ctx).at("init_dir"), dir + "/encoder");
+  EXPECT_EQ(model->config().at("hidden"), 32);
+  ctx.init_dir = dir;  // not a bundle
+  EXPECT_THROW(model->train(ctx), ModelFormatError);
+}
+
+}  // namespace
+}  // namespace newscls::bert
