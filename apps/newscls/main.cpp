@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   newscls::app::ensure_blas_environment(argv);
   CLI::App app{"newscls: classify Chinese news titles (TF-IDF + random forest, fastText, BERT, LLM zero-shot)"};
   app.require_subcommand(1);
+  app.fallthrough();  // global options such as --log-level may follow the subcommand
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (logs go to stderr)")
       ->capture_default_str()

@@ -1,5 +1,6 @@
 // The bert family's Classifier: character vocabulary, encoder + [CLS] head, MLM pretraining
 // (or an --init encoder bundle), fine-tuning, our own weight payloads, attention dumps.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -82,7 +83,7 @@ class BertClassifier final : public Classifier {
   nlohmann::json train(const TrainContext& ctx) override;
   std::vector<Prediction> predict_batch(const std::vector<std::string>& titles) override;
   std::size_t preferred_batch_size() const override { return 2048; }
-  void set_threads(int threads) override { apply_threads(threads); }
+  void set_threads(int threads) override { apply_threads(std::min(threads, options_.max_threads)); }
   void save(BundleWriter& bundle) const override;
   void load(const Bundle& bundle) override;
   void dump_attention(const std::vector<std::string>& titles, std::size_t first_index,
@@ -146,7 +147,7 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   if (ctx.train == nullptr || ctx.labels == nullptr) throw UsageError("bert: no training data");
   if (ctx.device != "cpu") throw UsageError("bert: this LibTorch build has no CUDA; use --device cpu");
   const auto start = std::chrono::steady_clock::now();
-  apply_threads(ctx.threads);
+  apply_threads(std::min(ctx.threads, options_.max_threads));
   torch::manual_seed(ctx.seed);
   rng_->reseed(ctx.seed);
   label_names_ = ctx.labels->names;
@@ -247,7 +248,7 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   Options options = parse_options(config);
   if (options.pretrain_epochs == 0) throw ConfigError("pretrain_epochs", "must be > 0 for pretrain");
   const auto start = std::chrono::steady_clock::now();
-  apply_threads(request.threads);
+  apply_threads(std::min(request.threads, options.max_threads));
   torch::manual_seed(request.seed);
   auto rng = std::make_shared<MaskRng>(request.seed);
   CharVocab vocab = CharVocab::build(request.train->titles, options.vocab_min_count, options.vocab_max_size);

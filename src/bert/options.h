@@ -26,6 +26,7 @@ struct Options {
   std::int64_t max_steps = 0;           // 0 = no cap
   std::int64_t pretrain_max_steps = 0;  // 0 = no cap
   int patience = 2;
+  int max_threads = 1;
 };
 
 nlohmann::json default_options_json();
