@@ -605,7 +605,7 @@ RandomForest RandomForest::load(PayloadReader& r) {
   const std::size_t leaves = f.num_leaves();
   for (std::size_t t = 0; t < f.tree_roots_.size(); ++t) {
     const std::size_t end = t + 1 < f.tree_roots_.size() ? f.tree_roots_[t + 1] : n;
-    if (f.tree_roots_[t] >= end) throw bad("tree " + std::to_string(t) + " is empty or out of order");
+    if (f.tree_roots_[t] >= end || end > n) throw bad("tree " + std::to_string(t) + " is empty, out of order or past the nodes");
     for (std::size_t i = f.tree_roots_[t]; i < end; ++i) {
       const std::int32_t feature = features[i], child = children[i];
       const bool ok = feature < 0

@@ -1,0 +1,104 @@
+# Helpers for the test_hostile_*.sh scripts (sourced after lib.sh).
+
+# expect_one_error ERR_FILE TEXT: exactly one "error:" line, and it contains TEXT (a path).
+expect_one_error() {
+  local n
+  n=$(grep -c '^error:' "$1" || true)
+  [[ "$n" == 1 ]] || { cat "$1" >&2; fail "$1: expected one 'error:' line, got $n"; }
+  grep '^error:' "$1" | grep -qF -- "$2" || { cat "$1" >&2; fail "$1: the error line does not name '$2'"; }
+}
+
+# expect_error_naming TEXT cmd...: exit code 1 and one error line naming TEXT.
+expect_error_naming() {
+  local text=$1
+  shift
+  expect_exit 1 "$HOSTILE_ERR" "$@"
+  expect_one_error "$HOSTILE_ERR" "$text"
+}
+
+# train_tiny FAMILY OUT [--set k=v ...]: a small bundle trained on tests/fixtures/tiny.
+train_tiny() {
+  local family=$1 out=$2
+  shift 2
+  "$NEWSCLS_BIN" --log-level warn train --model "$family" --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" \
+    --out "$out" --threads 2 "$@" >/dev/null 2>"$out.train.log" || { cat "$out.train.log" >&2; fail "train $family"; }
+}
+
+# Small settings per family, so a tiny bundle trains in seconds.
+tiny_settings() {
+  case $1 in
+    tfidf-rf) echo "--set n_trees=5 --set min_df=1" ;;
+    fasttext) echo "--set epochs=5 --set dim=16 --set ensemble=2" ;;
+    bert) echo "--set layers=1 --set hidden=32 --set heads=2 --set ff=64 --set epochs=1 --set pretrain_epochs=0 --set vocab_min_count=1" ;;
+    *) echo "" ;;
+  esac
+}
+
+# rehash BUNDLE: rewrites the manifest's checksums to match the payloads as they are now,
+# so a corrupted payload reaches the family's own reader instead of the checksum check.
+rehash() {
+  python3 - "$1" <<'PY'
+import hashlib, json, sys
+d = sys.argv[1]
+m = json.load(open(d + "/manifest.json"))
+for name, entry in m["payloads"].items():
+    entry["sha256"] = hashlib.sha256(open(d + "/" + name, "rb").read()).hexdigest()
+json.dump(m, open(d + "/manifest.json", "w"), ensure_ascii=False, indent=2)
+PY
+}
+
+# edit_manifest BUNDLE PYTHON: runs PYTHON with the manifest as `m`, writes it back.
+edit_manifest() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+path = sys.argv[1] + "/manifest.json"
+m = json.load(open(path))
+exec(sys.argv[2])
+open(path, "w").write(json.dumps(m, ensure_ascii=False))
+PY
+}
+
+# flip_byte FILE OFFSET: xors the byte at OFFSET with 0x55.
+flip_byte() {
+  python3 - "$1" "$2" <<'PY'
+import sys
+p, k = sys.argv[1], int(sys.argv[2])
+b = bytearray(open(p, "rb").read())
+b[k] ^= 0x55
+open(p, "wb").write(bytes(b))
+PY
+}
+
+# check_jsonl FILE N LABELS...: N lines of valid predictions whose labels are among LABELS.
+check_jsonl() {
+  python3 - "$@" <<'PY'
+import json, math, sys
+path, n, labels = sys.argv[1], int(sys.argv[2]), set(sys.argv[3:]) | {"unknown"}
+lines = open(path, encoding="utf-8").read().splitlines()
+assert len(lines) == n, f"{path}: {len(lines)} lines, expected {n}"
+for i, line in enumerate(lines, 1):
+    r = json.loads(line)
+    assert r["label"] in labels, f"{path}:{i}: label {r['label']!r}"
+    assert isinstance(r["score"], (int, float)) or r["score"] is None, f"{path}:{i}: score"
+PY
+}
+
+# scratch_named NAME: a fresh scratch directory under NEWSCLS_TEST_TMP.
+scratch_named() {
+  local dir="$NEWSCLS_TEST_TMP/$1"
+  rm -rf "$dir" && mkdir -p "$dir" && echo "$dir"
+}
+
+# train_or_skip FAMILY OUT [args]: trains a tiny bundle; returns 1 when the family is only a
+# placeholder in this build ("not built yet"), fails the test on any other error.
+train_or_skip() {
+  local family=$1 out=$2
+  shift 2
+  if "$NEWSCLS_BIN" --log-level warn train --model "$family" --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" \
+       --out "$out" --threads 2 "$@" >/dev/null 2>"$out.train.log"; then
+    return 0
+  fi
+  grep -q "not built yet" "$out.train.log" && return 1
+  cat "$out.train.log" >&2
+  fail "train $family"
+}
