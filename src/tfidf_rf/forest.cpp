@@ -610,7 +610,7 @@ RandomForest RandomForest::load(PayloadReader& r) {
       const std::int32_t feature = features[i], child = children[i];
       const bool ok = feature < 0
           ? child >= 0 && static_cast<std::size_t>(child) < leaves
-          : static_cast<std::size_t>(feature) < f.num_features_ && static_cast<std::size_t>(child) > i &&
+          : static_cast<std::size_t>(feature) < f.num_features_ && child > 0 && static_cast<std::size_t>(child) > i &&
                 static_cast<std::size_t>(child) + 1 < end;
       if (!ok) throw bad("node " + std::to_string(i) + " points outside its tree");
     }

@@ -99,16 +99,20 @@ TEST(RegressionDeathTest, TitleReaderInterruptedMidLineIsNotATitle) {
 namespace newscls {
 namespace {
 
-// Fuzzer finding: a tree root past the node arrays made the loader read out of bounds.
-TEST(Regression, ForestPayloadWithTreeRootPastTheNodesIsRefused) {
-  const std::string path = std::string(NEWSCLS_SOURCE_DIR) + "/tests/fuzz/regressions/forest_payload-tree-root-past-end.bin";
+// Fuzzer findings: a tree root past the node arrays, and a split whose child is -1 (which
+// wrapped around the unsigned bounds check), made prediction read outside the nodes.
+TEST(Regression, ForestPayloadsPointingOutsideTheNodesAreRefused) {
   constexpr char kMagic[4] = {'N', 'C', 'R', 'F'};
-  EXPECT_THROW(
-      {
-        PayloadReader r(path, kMagic, 1);
-        tfidf_rf::RandomForest::load(r);
-      },
-      ModelFormatError);
+  for (const char* name : {"forest_payload-tree-root-past-end.bin", "forest_payload-negative-child.bin"}) {
+    const std::string path = std::string(NEWSCLS_SOURCE_DIR) + "/tests/fuzz/regressions/" + name;
+    EXPECT_THROW(
+        {
+          PayloadReader r(path, kMagic, 1);
+          tfidf_rf::RandomForest::load(r);
+        },
+        ModelFormatError)
+        << name;
+  }
 }
 
 }  // namespace
