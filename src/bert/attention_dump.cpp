@@ -8,23 +8,10 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "newscls/atomic_file.h"
+#include "report/svg.h"
 
 namespace newscls::bert {
 namespace {
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 // White (0) to dark blue (1), readable for any weight in [0, 1].
 std::string cell_colour(float w) {
@@ -36,14 +23,14 @@ std::string cell_colour(float w) {
 
 std::string heatmap(const std::vector<std::string>& tokens, const float* w, std::int64_t t) {
   std::string s = "<table class=\"hm\"><tr><th></th>";
-  for (const auto& tok : tokens) s += "<th class=\"k\">" + html_escape(tok) + "</th>";
+  for (const auto& tok : tokens) s += "<th class=\"k\">" + report::xml_escape(tok) + "</th>";
   s += "</tr>";
   for (std::int64_t i = 0; i < t; ++i) {
-    s += "<tr><th>" + html_escape(tokens[i]) + "</th>";
+    s += "<tr><th>" + report::xml_escape(tokens[i]) + "</th>";
     for (std::int64_t j = 0; j < t; ++j) {
       const float v = w[i * t + j];
       s += fmt::format("<td style=\"background:{}\" title=\"{} &rarr; {}: {:.4f}\"></td>",
-                       cell_colour(v), html_escape(tokens[i]), html_escape(tokens[j]), v);
+                       cell_colour(v), report::xml_escape(tokens[i]), report::xml_escape(tokens[j]), v);
     }
     s += "</tr>";
   }
@@ -56,7 +43,7 @@ std::string cls_summary(const std::vector<std::string>& tokens, const torch::Ten
   const std::int64_t layers = cls.size(0), t = cls.size(1);
   const float* p = cls.data_ptr<float>();
   std::string s = "<table class=\"hm\"><tr><th></th>";
-  for (const auto& tok : tokens) s += "<th class=\"k\">" + html_escape(tok) + "</th>";
+  for (const auto& tok : tokens) s += "<th class=\"k\">" + report::xml_escape(tok) + "</th>";
   s += "</tr>";
   for (std::int64_t l = 0; l < layers; ++l) {
     s += fmt::format("<tr><th>layer {}</th>", l + 1);
@@ -129,10 +116,10 @@ std::string attention_html(const AttentionDump& d) {
       "table.hm th{font-weight:normal;font-size:12px;padding:0 3px}"
       "th.k{writing-mode:vertical-rl;vertical-align:bottom}"
       ".grid{display:flex;flex-wrap:wrap;gap:12px}h3{margin:.3em 0}</style></head><body>";
-  s += "<h1>" + html_escape(d.title) + "</h1>";
+  s += "<h1>" + report::xml_escape(d.title) + "</h1>";
   s += fmt::format("<p>predicted <b>{}</b> (score {:.4f}); {} layers &times; {} heads, {} tokens. "
                    "Rows are queries, columns are keys; darker means more weight.</p>",
-                   html_escape(d.label), d.score, layers, heads, t);
+                   report::xml_escape(d.label), d.score, layers, heads, t);
   s += "<h2>[CLS] row, mean over heads</h2>" + cls_summary(d.tokens, w);
   const float* p = w.data_ptr<float>();
   for (std::int64_t l = 0; l < layers; ++l) {
