@@ -2,14 +2,13 @@
 
 #include <cmath>
 
+#include "newscls/splitmix.h"
+
 namespace newscls::bert {
 
 void MaskRng::reseed(std::uint64_t seed) {
   // splitmix64 scrambles small seeds into a well-mixed non-zero xorshift state.
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  state_ = (z ^ (z >> 31)) | 1;
+  state_ = splitmix64(seed) | 1;
 }
 
 torch::Tensor MaskRng::mask(torch::IntArrayRef shape, double p) {

@@ -4,16 +4,10 @@
 #include <cmath>
 
 #include "newscls/error.h"
+#include "newscls/splitmix.h"
 
 namespace newscls::fasttext {
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 float sigmoid(float x) {
   if (x < -30) return 0.0f;

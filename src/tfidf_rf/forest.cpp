@@ -9,17 +9,11 @@
 #include <thread>
 
 #include "newscls/error.h"
+#include "newscls/splitmix.h"
 #include "newscls/interrupt.h"
 
 namespace newscls::tfidf_rf {
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 // Small, fast and identical on every platform (std distributions are not).
 class Rng {
