@@ -1,5 +1,6 @@
 #include "bert/encoder.h"
 
+#include "bert/vocab.h"
 #include "newscls/error.h"
 
 namespace newscls::bert {
@@ -9,7 +10,17 @@ torch::nn::LayerNorm layer_norm(std::int64_t hidden) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({hidden}).eps(1e-12));
 }
 
+constexpr std::int64_t kBigramHash = 2654435761;  // Knuth's multiplicative hash
+
 }  // namespace
+
+torch::Tensor bigram_buckets(const torch::Tensor& ids, std::int64_t vocab_size, std::int64_t buckets) {
+  torch::Tensor next = torch::constant_pad_nd(ids.slice(1, 1), {0, 1}, kPad);
+  torch::Tensor mixed = (ids * vocab_size + next) * kBigramHash;
+  torch::Tensor hashed = mixed.bitwise_xor(mixed.bitwise_right_shift(29)).remainder(buckets - 1) + 1;
+  torch::Tensor real = (ids >= kNumSpecial).logical_and(next >= kNumSpecial);
+  return hashed * real;
+}
 
 EncoderLayerImpl::EncoderLayerImpl(const Architecture& arch, std::shared_ptr<MaskRng> rng) {
   attention_ = register_module(
@@ -34,6 +45,11 @@ EncoderImpl::EncoderImpl(const Architecture& arch, std::shared_ptr<MaskRng> rng)
                                     torch::nn::Embedding(arch.vocab_size, arch.hidden));
   position_embedding_ = register_module("position_embedding",
                                         torch::nn::Embedding(arch.max_len, arch.hidden));
+  if (arch.bigram_buckets > 1) {
+    bigram_embedding_ = register_module(
+        "bigram_embedding",
+        torch::nn::Embedding(torch::nn::EmbeddingOptions(arch.bigram_buckets, arch.hidden).padding_idx(0).sparse(true)));
+  }
   norm_ = register_module("norm", layer_norm(arch.hidden));
   dropout_ = register_module("dropout", FastDropout(arch.dropout, rng));
   layers_ = register_module("layers", torch::nn::ModuleList());
@@ -46,6 +62,9 @@ EncoderOutput EncoderImpl::forward(const torch::Tensor& ids, const torch::Tensor
   if (t > arch_.max_len) throw UsageError("sequence longer than max_len");
   torch::Tensor positions = torch::arange(t, torch::kInt64);
   torch::Tensor x = token_embedding(ids) + position_embedding_(positions).unsqueeze(0);
+  if (bigram_embedding_) {
+    x = x + bigram_embedding_(bigram_buckets(ids, arch_.vocab_size, arch_.bigram_buckets));
+  }
   x = dropout_(norm_(x));
   AttentionMask mask = make_attention_mask(key_valid, t, /*causal=*/false);
   EncoderOutput out;
@@ -105,6 +124,7 @@ void init_bert_weights(torch::nn::Module& module) {
       p.fill_(name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0 ? 1.0 : 0.0);
     } else if (p.dim() >= 2) {
       p.normal_(0.0, 0.02);
+      if (name.find("bigram_embedding") != std::string::npos) p[0].zero_();  // the "no bigram" row
     } else {
       p.zero_();
     }

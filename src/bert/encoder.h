@@ -1,6 +1,7 @@
 // The BERT-style encoder and the two heads trained on it (classification, masked LM).
 //
-// Embeddings: token + learned position, LayerNorm, dropout. Each layer is post-LN as in
+// Embeddings: token + learned position (+ an optional hashed character-bigram embedding,
+// because Chinese words are mostly two characters), LayerNorm, dropout. Each layer is post-LN as in
 // BERT: x = LN(x + drop(MHA(x))); x = LN(x + drop(W2 gelu(W1 x))). The classifier reads
 // the [CLS] vector through a tanh pooler; the MLM head ties its decoder to the token
 // embedding matrix.
@@ -26,7 +27,12 @@ struct Architecture {
   std::int64_t vocab_size = 0;
   std::int64_t layers = 4, hidden = 256, heads = 4, ff = 1024, max_len = 64;
   double dropout = 0.1, attention_dropout = 0.1;
+  std::int64_t bigram_buckets = 0;  // 0: no character-bigram embedding
 };
+
+// Hashed bucket of the character pair starting at each position; 0 where either token is
+// special ([PAD], [CLS], [SEP], [MASK], [UNK]), so a masked character hides its bigrams too.
+torch::Tensor bigram_buckets(const torch::Tensor& ids, std::int64_t vocab_size, std::int64_t buckets);
 
 class EncoderLayerImpl : public torch::nn::Module {
  public:
@@ -58,6 +64,7 @@ class EncoderImpl : public torch::nn::Module {
  private:
   Architecture arch_;
   torch::nn::Embedding position_embedding_{nullptr};
+  torch::nn::Embedding bigram_embedding_{nullptr};
   torch::nn::LayerNorm norm_{nullptr};
   FastDropout dropout_{nullptr};
   torch::nn::ModuleList layers_{nullptr};

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bert/batching.h"
+#include "bert/optimiser.h"
 #include "bert/tensor_io.h"
 #include "bert/vocab.h"
 #include "newscls/binary_io.h"
@@ -36,31 +37,6 @@ std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream, std::uint64_t e
   return seed * 0x9E3779B97F4A7C15ULL + stream * 0xD1B54A32D192ED03ULL + epoch;
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// Decoupled weight decay on matrices only: biases, norms and embeddings' bias terms are exempt.
-std::unique_ptr<torch::optim::AdamW> make_optimizer(torch::nn::Module& module, double lr,
-                                                    double weight_decay) {
-  std::vector<torch::Tensor> decay, plain;
-  for (auto& p : module.named_parameters()) {
-    const bool exempt = ends_with(p.key(), "bias") || p.key().find("norm") != std::string::npos;
-    (exempt ? plain : decay).push_back(p.value());
-  }
-  using torch::optim::AdamWOptions;
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decay, std::make_unique<AdamWOptions>(AdamWOptions(lr).weight_decay(weight_decay)));
-  groups.emplace_back(plain, std::make_unique<AdamWOptions>(AdamWOptions(lr).weight_decay(0.0)));
-  return std::make_unique<torch::optim::AdamW>(std::move(groups), AdamWOptions(lr));
-}
-
-void set_lr(torch::optim::Optimizer& optimizer, double lr) {
-  for (auto& group : optimizer.param_groups()) {
-    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-  }
-}
-
 std::vector<std::size_t> lengths_of(const Encoded& titles) {
   std::vector<std::size_t> lengths;
   lengths.reserve(titles.size());
@@ -74,12 +50,9 @@ std::int64_t total_steps(std::size_t n, int batch_size, int epochs, std::int64_t
   return max_steps > 0 ? std::min(total, max_steps) : total;
 }
 
-// One AdamW step with clipping and the scheduled learning rate.
-void optimiser_step(torch::optim::AdamW& optimizer, torch::nn::Module& module, const Options& o,
-                    double peak_lr, std::int64_t step, std::int64_t total) {
-  if (o.clip_norm > 0) torch::nn::utils::clip_grad_norm_(module.parameters(), o.clip_norm);
-  set_lr(optimizer, scheduled_lr(step, total, peak_lr, o.warmup));
-  optimizer.step();
+void optimiser_step(Optimiser& optimizer, const Options& o, double peak_lr, std::int64_t step,
+                    std::int64_t total) {
+  optimizer.step(scheduled_lr(step, total, peak_lr, o.warmup), o.clip_norm);
 }
 
 struct MaskedBatch {
@@ -141,18 +114,17 @@ struct CheckpointPaths {
   fs::path state() const { return dir / "state.bin"; }
   fs::path model() const { return dir / "model.bin"; }
   fs::path best() const { return dir / "best.bin"; }
-  fs::path optimizer() const { return dir / "optimizer.pt"; }
 };
 
 void write_checkpoint(const fs::path& root, const FineTuneState& s, const NamedTensors& model,
-                      const NamedTensors& best, torch::optim::AdamW& optimizer) {
+                      const NamedTensors& best, Optimiser& optimizer) {
   const fs::path final_dir = root / "bert_checkpoint";
   CheckpointPaths tmp{root / "bert_checkpoint.tmp"};
   fs::remove_all(tmp.dir);
   fs::create_directories(tmp.dir);
   save_tensors(tmp.model().string(), model);
   save_tensors(tmp.best().string(), best);
-  torch::save(optimizer, tmp.optimizer().string());
+  optimizer.save(tmp.dir.string());
   PayloadWriter w(tmp.state().string(), kStateMagic, kStateVersion);
   w.u32(static_cast<std::uint32_t>(s.next_epoch));
   w.u64(static_cast<std::uint64_t>(s.step));
@@ -172,7 +144,7 @@ void write_checkpoint(const fs::path& root, const FineTuneState& s, const NamedT
 }
 
 bool read_checkpoint(const fs::path& root, FineTuneState& s, const NamedTensors& model,
-                     NamedTensors& best, torch::optim::AdamW& optimizer) {
+                     NamedTensors& best, Optimiser& optimizer) {
   CheckpointPaths paths{root / "bert_checkpoint"};
   if (!fs::exists(paths.state())) return false;
   PayloadReader r(paths.state().string(), kStateMagic, kStateVersion);
@@ -191,7 +163,7 @@ bool read_checkpoint(const fs::path& root, FineTuneState& s, const NamedTensors&
   r.expect_end();
   load_tensors(paths.model().string(), model);
   load_tensors(paths.best().string(), best);
-  torch::load(optimizer, paths.optimizer().string());
+  optimizer.load(paths.dir.string());
   return true;
 }
 
@@ -217,7 +189,7 @@ nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng
                             const Options& o, const PretrainJob& job) {
   MlmModel mlm(encoder, rng);
   mlm->train();
-  auto optimizer = make_optimizer(*mlm, o.pretrain_lr, o.weight_decay);
+  Optimiser optimizer(*mlm, o.pretrain_lr, o.weight_decay);
   const std::vector<std::size_t> lengths = lengths_of(*job.titles);
   const std::int64_t total =
       total_steps(lengths.size(), o.batch_size, o.pretrain_epochs, o.pretrain_max_steps);
@@ -237,9 +209,9 @@ nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng
       MaskedBatch mb = mask_tokens(batch, o.mask_prob, job.vocab_size, mask_gen);
       torch::Tensor logits = mlm(mb.inputs, batch.key_valid, mb.positions);
       torch::Tensor loss = torch::cross_entropy_loss(logits, mb.targets);
-      optimizer->zero_grad();
+      optimizer.zero_grad();
       loss.backward();
-      optimiser_step(*optimizer, *mlm, o, o.pretrain_lr, step, total);
+      optimiser_step(optimizer, o, o.pretrain_lr, step, total);
       ++step;
       seconds += seconds_since(start);
       titles += rows.size();
@@ -262,12 +234,12 @@ nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& 
                          const Options& o, const FineTuneJob& job) {
   const std::vector<std::size_t> lengths = lengths_of(*job.train);
   const std::int64_t total = total_steps(lengths.size(), o.batch_size, o.epochs, o.max_steps);
-  auto optimizer = make_optimizer(*model, o.lr, o.weight_decay);
+  Optimiser optimizer(*model, o.lr, o.weight_decay);
   const NamedTensors live = named_state(*model);
   NamedTensors best = clone_state(live);
   FineTuneState s;
   const bool checkpoints = !job.checkpoint_dir.empty();
-  if (checkpoints && job.resume && read_checkpoint(job.checkpoint_dir, s, live, best, *optimizer)) {
+  if (checkpoints && job.resume && read_checkpoint(job.checkpoint_dir, s, live, best, optimizer)) {
     spdlog::info("resuming fine-tuning at epoch {} (step {})", s.next_epoch + 1, s.step);
   }
   const bool use_dev = job.dev != nullptr && !job.dev->empty();
@@ -285,9 +257,9 @@ nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& 
       const std::clock_t cpu_start = std::clock();
       Batch batch = make_batch(*job.train, rows, job.train_labels);
       torch::Tensor loss = torch::cross_entropy_loss(model(batch.ids, batch.key_valid), batch.labels);
-      optimizer->zero_grad();
+      optimizer.zero_grad();
       loss.backward();
-      optimiser_step(*optimizer, *model, o, o.lr, s.step, total);
+      optimiser_step(optimizer, o, o.lr, s.step, total);
       ++s.step;
       s.train_seconds += seconds_since(start);
       s.cpu_seconds += static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
@@ -312,7 +284,7 @@ nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& 
     }
     s.history.push_back(record);
     s.next_epoch = epoch + 1;
-    if (checkpoints) write_checkpoint(job.checkpoint_dir, s, live, best, *optimizer);
+    if (checkpoints) write_checkpoint(job.checkpoint_dir, s, live, best, optimizer);
   }
   bar.finish();
   if (use_dev && s.best_f1 >= 0) copy_state(best, live);

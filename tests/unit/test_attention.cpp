@@ -144,9 +144,10 @@ TEST(Attention, MultiHeadShapes) {
   EXPECT_EQ(r.weights.sizes(), torch::IntArrayRef({2, 4, 6, 6}));
 }
 
-TEST(Attention, EncoderIsInvariantToAppendedPadding) {
+void expect_invariant_to_appended_padding(std::int64_t bigram_buckets) {
   torch::manual_seed(11);
   Architecture arch;
+  arch.bigram_buckets = bigram_buckets;
   arch.vocab_size = 40;
   arch.layers = 2;
   arch.hidden = 32;
@@ -168,6 +169,12 @@ TEST(Attention, EncoderIsInvariantToAppendedPadding) {
   for (const auto& w : b.weights) {
     EXPECT_EQ(w.index({Slice(), Slice(), Slice(), Slice(6)}).abs().max().item<float>(), 0.0f);
   }
+}
+
+TEST(Attention, EncoderIsInvariantToAppendedPadding) { expect_invariant_to_appended_padding(0); }
+
+TEST(Attention, EncoderWithBigramsIsInvariantToAppendedPadding) {
+  expect_invariant_to_appended_padding(64);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "bert/attention_dump.h"
 #include "bert/bert.h"
+#include "bert/encoder.h"
 #include "bert/fast_dropout.h"
 #include "bert/tensor_io.h"
 #include "bert/training.h"
@@ -34,6 +35,23 @@ TEST(BertVocab, EncodesWithSpecialTokensAndTruncates) {
   const std::string path = testing::scratch_dir() + "/vocab.bin";
   v.save(path);
   EXPECT_EQ(CharVocab::load(path).tokens(), v.tokens());
+}
+
+TEST(BertBigrams, HashPairsIntoBucketsAndHideSpecialTokens) {
+  const std::int64_t vocab = 50, buckets = 97;
+  torch::Tensor ids = torch::tensor(std::vector<std::int64_t>{kCls, 7, 9, 7, 9, kMask, 9, kSep, kPad},
+                                    torch::kInt64).view({1, 9});
+  const torch::Tensor hashed = bigram_buckets(ids, vocab, buckets);
+  auto b = hashed.accessor<std::int64_t, 2>();
+  EXPECT_EQ(b[0][0], 0) << "[CLS] starts no bigram";
+  EXPECT_GE(b[0][1], 1);
+  EXPECT_LT(b[0][1], buckets);
+  EXPECT_EQ(b[0][1], b[0][3]) << "the same pair gets the same bucket wherever it stands";
+  EXPECT_NE(b[0][1], b[0][2]) << "(7,9) and (9,7) differ here";
+  EXPECT_EQ(b[0][4], 0) << "a masked character hides the bigram before it";
+  EXPECT_EQ(b[0][5], 0) << "and the one it starts";
+  EXPECT_EQ(b[0][6], 0) << "[SEP] ends no bigram";
+  EXPECT_EQ(b[0][8], 0) << "padding has none";
 }
 
 TEST(BertPayload, TensorsRoundTripAndCorruptionIsAModelFormatError) {
@@ -185,6 +203,7 @@ TEST(BertClassifier, DeterministicUnderASeedAndResumesFromItsCheckpoint) {
   TinyData data;
   nlohmann::json config = tiny_config();
   apply_override(config, "dropout=0.1");
+  apply_override(config, "bigram_buckets=64");  // its lazy AdamW state is checkpointed too
   auto first = make_classifier();
   first->configure(config);
   first->train(context(data, dir + "/a"));
