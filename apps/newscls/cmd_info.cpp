@@ -4,16 +4,22 @@
 
 #include "commands.h"
 #include "common_options.h"
+#include "bert/bert.h"
 #include "newscls/bundle.h"
+#include "newscls/classifier.h"
 
 namespace newscls::app {
 
 void setup_info(CLI::App& app) {
   auto model_dir = std::make_shared<std::string>();
-  CLI::App* cmd = app.add_subcommand("info", "Verify a model bundle and print its manifest as JSON");
+  CLI::App* cmd = app.add_subcommand(
+      "info", "Verify a model bundle (checksums, family, config, payloads) and print its manifest as JSON");
   add_model_dir_option(*cmd, *model_dir);
   cmd->callback([model_dir] {
     const Bundle bundle = Bundle::open(*model_dir);
+    // Loading is the only full check: the family must exist, accept the config and parse
+    // every payload. A pretrained encoder is no classifier; its checksums are all we check.
+    if (bundle.manifest().family != bert::kEncoderFamily) load_classifier(bundle);
     nlohmann::json j = manifest_to_json(bundle.manifest());
     std::uintmax_t total = 0;
     for (auto& [name, payload] : j["payloads"].items()) {

@@ -68,6 +68,9 @@ Prompt Prompt::restore(std::vector<LabelName> names, bool json_mode, std::string
   p.version_ = std::move(version);
   p.system_ = std::move(system);
   p.few_shot_ = std::move(few_shot);
+  for (const LabelName& name : p.names_) {
+    if (name.en.empty()) throw ConfigError("labels", "a label without a name");
+  }
   for (const FewShotExample& ex : p.few_shot_) {
     if (ex.label < 0 || ex.label >= static_cast<int>(p.names_.size())) {
       throw ConfigError("few_shot", "example label " + std::to_string(ex.label) + " out of range");

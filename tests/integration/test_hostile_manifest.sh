@@ -12,8 +12,8 @@ printf '湖人队主场击败勇士队\n' >"$dir/titles.txt"
 tried=0
 
 # bad_manifest PYTHON [TEXT] [both]: the edited manifest is refused by predict naming TEXT
-# (default: the manifest), and with "both" by info too (info checks the bundle's structure,
-# not whether its family accepts it; each run costs a process start, so only some use both).
+# (default: the manifest), and with "both" by info too (each run costs a process start, so
+# only some use both).
 bad_manifest() {
   local copy="$dir/copy"
   rm -rf "$copy" && cp -r "$bundle" "$copy"
@@ -54,10 +54,10 @@ bad_manifest "m['format_version'] = 4294967297" "" both
 bad_manifest "m['format_version'] = 0"
 
 # A family this newscls does not know, and a config the family rejects, name the manifest.
-bad_manifest "m['family'] = 'no-such-family'" "$dir/copy/manifest.json"
+bad_manifest "m['family'] = 'no-such-family'" "$dir/copy/manifest.json" both
 bad_manifest "m['config']['n_trees'] = 'many'" "$dir/copy/manifest.json"
-bad_manifest "m['config']['no_such_key'] = 1" "$dir/copy/manifest.json"
-bad_manifest "m['config']['ngram_max'] = 3" "$dir/copy/tfidf.bin"
+bad_manifest "m['config']['no_such_key'] = 1" "$dir/copy/manifest.json" both
+bad_manifest "m['config']['ngram_max'] = 3" "$dir/copy/tfidf.bin" both
 # Labels that disagree with the payloads: the payload is named.
 bad_manifest "m['labels'] = m['labels'] + ['extra']" "$dir/copy/forest.bin"
 

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# A bert training run killed with SIGKILL mid-epoch leaves no bundle; rerun with --resume it
+# continues from its last end-of-epoch checkpoint and ends with the same model as a run that
+# was never interrupted (shuffling and dropout are seeded per epoch).
+source "$(dirname "$0")/lib.sh"
+dir=$(scratch)
+make_slice "$dir/data" 3000 50
+args=(--log-level info train --model bert --data "$dir/data" --threads 1 --seed 3
+      --set layers=1 --set hidden=32 --set heads=2 --set ff=64 --set max_len=32 --set batch_size=16
+      --set bigram_buckets=512 --set pretrain_epochs=0 --set epochs=3 --set patience=10)
+
+"$NEWSCLS_BIN" "${args[@]}" --out "$dir/straight" >/dev/null 2>"$dir/straight.err"
+
+"$NEWSCLS_BIN" "${args[@]}" --out "$dir/killed" >/dev/null 2>"$dir/first.err" &
+pid=$!
+state="$dir/killed.work/bert_checkpoint/state.bin"
+for _ in $(seq 1 1200); do [[ -f $state ]] && break; sleep 0.05; done
+[[ -f $state ]] || fail "no checkpoint after a minute"
+sleep 0.5  # into the second epoch
+kill -KILL "$pid"
+wait "$pid" && fail "the run finished before it was killed"
+[[ ! -e "$dir/killed/manifest.json" && ! -e "$dir/killed/metrics.json" ]] || fail "a killed run left outputs"
+
+"$NEWSCLS_BIN" "${args[@]}" --out "$dir/killed" --resume >/dev/null 2>"$dir/resume.err"
+assert_contains "$dir/resume.err" "resuming fine-tuning at epoch"
+for run in straight killed; do
+  assert_eq 3 "$(json_get "$dir/$run/manifest.json" "len(j['training']['history'])")" "$run epochs"
+done
+same=$(python3 - "$dir/straight/metrics.json" "$dir/killed/metrics.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+print(a["accuracy"] == b["accuracy"] and a["confusion"] == b["confusion"])
+PY
+)
+assert_eq True "$same" "resumed run's test metrics equal the uninterrupted run's"
+echo "bert kill and resume: ok"
