@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <utility>
 
 #include "newscls/error.h"
 #include "newscls/splitmix.h"
@@ -93,8 +95,15 @@ CscMatrix to_csc(const CsrMatrix& x) {
   return c;
 }
 
+// A node as the builder grows it: a split's children are adjacent (child, child + 1).
+struct GrownNode {
+  std::int32_t feature;  // < 0 for a leaf
+  float threshold;       // value <= threshold goes to child, else to child + 1
+  std::int32_t child;    // first child's node index, or the leaf index for a leaf
+};
+
 struct TreeResult {
-  std::vector<ForestNode> nodes;
+  std::vector<GrownNode> nodes;
   std::vector<float> leaf_probs;
 };
 
@@ -397,14 +406,91 @@ void check_input(const CsrMatrix& x, const std::vector<int>& y, int num_classes,
   }
 }
 
+// Distinct class distributions, numbered in order of first use (so the numbering depends
+// only on the order of the calls).
+class DistributionTable {
+ public:
+  explicit DistributionTable(std::size_t k) : k_(k) {}
+
+  std::int32_t id_of(const float* probs) {
+    std::string key(reinterpret_cast<const char*>(probs), k_ * sizeof(float));
+    const auto [it, added] = ids_.emplace(std::move(key), static_cast<std::int32_t>(ids_.size()));
+    if (added) values_.insert(values_.end(), probs, probs + k_);
+    return it->second;
+  }
+  std::vector<float>& values() { return values_; }
+
+ private:
+  std::size_t k_;
+  std::unordered_map<std::string, std::int32_t> ids_;
+  std::vector<float> values_;
+};
+
+// One tree in prediction layout, with its own distribution table.
+struct CompactTree {
+  std::vector<ForestNode> nodes;
+  std::vector<float> distributions;
+};
+
+// Rewrites a grown tree (nodes[0] is the root; child indices are offset by base) in
+// preorder. False when a node is reached twice, which only a corrupt file can cause.
+bool to_preorder(const GrownNode* nodes, std::size_t n, std::size_t base, const float* leaf_probs,
+                 std::size_t k, CompactTree& out) {
+  DistributionTable table(k);
+  out.nodes.clear();
+  std::vector<std::uint8_t> seen(n, 0);
+  // (grown index, index of the node whose right child it is, or -1)
+  std::vector<std::pair<std::size_t, std::int32_t>> stack{{0, -1}};
+  while (!stack.empty()) {
+    const auto [at, parent] = stack.back();
+    stack.pop_back();
+    if (seen[at]) return false;
+    seen[at] = 1;
+    const auto index = static_cast<std::int32_t>(out.nodes.size());
+    if (parent >= 0) out.nodes[static_cast<std::size_t>(parent)].next = index;
+    const GrownNode& g = nodes[at];
+    if (g.feature < 0) {
+      out.nodes.push_back({-1, table.id_of(leaf_probs + static_cast<std::size_t>(g.child) * k), 0.0f});
+      continue;
+    }
+    out.nodes.push_back({g.feature, 0, g.threshold});
+    const std::size_t left = static_cast<std::size_t>(g.child) - base;
+    stack.push_back({left + 1, index});
+    stack.push_back({left, -1});
+  }
+  out.distributions = std::move(table.values());
+  return true;
+}
+
+// Concatenates compact trees in order, merging their distribution tables into one.
+struct ForestAssembler {
+  explicit ForestAssembler(std::size_t k) : k(k), table(k) {}
+
+  void add(const CompactTree& tree) {
+    const auto base = static_cast<std::int32_t>(nodes.size());
+    roots.push_back(static_cast<std::uint32_t>(base));
+    for (ForestNode node : tree.nodes) {
+      node.next = node.feature < 0 ? table.id_of(tree.distributions.data() + static_cast<std::size_t>(node.next) * k)
+                                   : node.next + base;
+      nodes.push_back(node);
+    }
+  }
+
+  std::size_t k;
+  DistributionTable table;
+  std::vector<std::uint32_t> roots;
+  std::vector<ForestNode> nodes;
+};
+
 }  // namespace
 
 RandomForest RandomForest::fit(const CsrMatrix& x, const std::vector<int>& y, int num_classes,
                                const ForestOptions& options, const TreeDone& tree_done) {
   check_input(x, y, num_classes, options);
   const auto n_trees = static_cast<std::size_t>(options.n_trees);
+  const auto k = static_cast<std::size_t>(num_classes);
   const CscMatrix csc = to_csc(x);
-  std::vector<TreeResult> trees(n_trees);
+  std::vector<CompactTree> trees(n_trees);
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
   std::exception_ptr error;
@@ -416,7 +502,8 @@ RandomForest RandomForest::fit(const CsrMatrix& x, const std::vector<int>& y, in
       builder.force_walk(options.walk);
       for (std::size_t t = next++; t < n_trees && !failed; t = next++) {
         if (interrupted()) throw InterruptedError();
-        trees[t] = builder.build(tree_seed(options.seed, t));
+        const TreeResult grown = builder.build(tree_seed(options.seed, t));
+        to_preorder(grown.nodes.data(), grown.nodes.size(), 0, grown.leaf_probs.data(), k, trees[t]);
         if (tree_done) tree_done();
       }
     } catch (...) {
@@ -432,20 +519,17 @@ RandomForest RandomForest::fit(const CsrMatrix& x, const std::vector<int>& y, in
   for (std::thread& t : pool) t.join();
   if (error) std::rethrow_exception(error);
 
+  ForestAssembler assembler(k);
+  for (CompactTree& tree : trees) {
+    assembler.add(tree);
+    tree = {};
+  }
   RandomForest forest;
   forest.num_classes_ = num_classes;
   forest.num_features_ = x.cols;
-  for (TreeResult& tree : trees) {
-    const auto node_base = static_cast<std::int32_t>(forest.nodes_.size());
-    const auto leaf_base = static_cast<std::int32_t>(forest.num_leaves());
-    forest.tree_roots_.push_back(static_cast<std::uint32_t>(node_base));
-    for (ForestNode node : tree.nodes) {
-      node.child += node.feature < 0 ? leaf_base : node_base;
-      forest.nodes_.push_back(node);
-    }
-    forest.leaf_probs_.insert(forest.leaf_probs_.end(), tree.leaf_probs.begin(), tree.leaf_probs.end());
-    tree = {};
-  }
+  forest.tree_roots_ = std::move(assembler.roots);
+  forest.nodes_ = std::move(assembler.nodes);
+  forest.distributions_ = std::move(assembler.table.values());
   return forest;
 }
 
@@ -456,44 +540,59 @@ void RandomForest::predict_proba(const SparseRow& row, float* probs) const {
 namespace {
 
 // A row's non-zeros in a small open-addressing table (power-of-two size, load <= 1/2),
-// so a node's feature lookup is a probe or two in L1 and several rows can walk a tree
-// side by side without a dense vector each.
-struct RowTables {
-  std::vector<std::size_t> offset;  // row r's slots: [offset[r], offset[r+1])
-  std::vector<std::int32_t> keys;   // -1: empty
-  std::vector<float> values;
-
-  explicit RowTables(const SparseRow* rows, std::size_t n) : offset(n + 1, 0) {
+// behind an 8192-bit signature with one bit per feature (its index's low bits): most tested
+// features are absent from a title, and one bit test says so; only signature hits (for a
+// title's ~30 features, under 1% false ones) probe the table. Smaller signatures, and a
+// hashed bit, measured slower.
+class RowTables {
+ public:
+  RowTables(const SparseRow* rows, std::size_t n) : offset_(n + 1, 0), signature_(n * kWords, 0) {
     for (std::size_t r = 0; r < n; ++r) {
       std::size_t size = 4;
       while (size < 2 * rows[r].size()) size *= 2;
-      offset[r + 1] = offset[r] + size;
+      offset_[r + 1] = offset_[r] + size;
     }
-    keys.assign(offset[n], -1);
-    values.assign(offset[n], 0.0f);
+    keys_.assign(offset_[n], -1);
+    values_.assign(offset_[n], 0.0f);
     for (std::size_t r = 0; r < n; ++r) {
-      const std::size_t mask = offset[r + 1] - offset[r] - 1;
+      const std::size_t mask = offset_[r + 1] - offset_[r] - 1;
       for (const auto& [feature, value] : rows[r]) {
+        if (feature < 0) continue;  // never tested by a node
+        const std::uint32_t b = bit(feature);
+        signature_[r * kWords + (b >> 6)] |= std::uint64_t{1} << (b & 63);
         std::size_t i = slot(feature, mask);
-        while (keys[offset[r] + i] >= 0) i = (i + 1) & mask;
-        keys[offset[r] + i] = feature;
-        values[offset[r] + i] = value;
+        while (keys_[offset_[r] + i] >= 0) i = (i + 1) & mask;
+        keys_[offset_[r] + i] = feature;
+        values_[offset_[r] + i] = value;
       }
     }
   }
 
+  bool may_hold(std::size_t r, std::int32_t feature) const {
+    const std::uint32_t b = bit(feature);
+    return (signature_[r * kWords + (b >> 6)] >> (b & 63)) & 1;
+  }
+
+  float value(std::size_t r, std::int32_t feature) const {
+    const std::size_t base = offset_[r], mask = offset_[r + 1] - base - 1;
+    for (std::size_t i = slot(feature, mask);; i = (i + 1) & mask) {
+      const std::int32_t key = keys_[base + i];
+      if (key == feature) return values_[base + i];
+      if (key < 0) return 0.0f;
+    }
+  }
+
+ private:
+  static constexpr std::size_t kWords = 128;
+  static std::uint32_t bit(std::int32_t feature) { return static_cast<std::uint32_t>(feature) & (kWords * 64 - 1); }
   static std::size_t slot(std::int32_t feature, std::size_t mask) {
     return (static_cast<std::uint32_t>(feature) * 0x9E3779B1u >> 8) & mask;
   }
 
-  float value(std::size_t r, std::int32_t feature) const {
-    const std::size_t base = offset[r], mask = offset[r + 1] - base - 1;
-    for (std::size_t i = slot(feature, mask);; i = (i + 1) & mask) {
-      const std::int32_t key = keys[base + i];
-      if (key == feature) return values[base + i];
-      if (key < 0) return 0.0f;
-    }
-  }
+  std::vector<std::size_t> offset_;  // row r's slots: [offset_[r], offset_[r+1])
+  std::vector<std::uint64_t> signature_;
+  std::vector<std::int32_t> keys_;   // -1: empty
+  std::vector<float> values_;
 };
 
 }  // namespace
@@ -504,29 +603,19 @@ void RandomForest::predict_proba_batch(const SparseRow* rows, std::size_t n_rows
   std::fill(probs, probs + n_rows * k, 0.0f);
   const RowTables tables(rows, n_rows);
   const ForestNode* nodes = nodes_.data();
-  // Tree by tree, so one tree's nodes stay in cache while every row walks it; kLanes rows
-  // walk side by side, because a single walk is a chain of dependent loads.
-  constexpr std::size_t kLanes = 8;
+  // Tree by tree, so the part of a tree the rows reach stays in cache while every row
+  // walks it. An absent feature (value 0) goes left: split thresholds are never negative.
   for (std::uint32_t root : tree_roots_) {
-    for (std::size_t r0 = 0; r0 < n_rows; r0 += kLanes) {
-      const std::size_t lanes = std::min(kLanes, n_rows - r0);
-      const ForestNode* at[kLanes];
-      for (std::size_t j = 0; j < lanes; ++j) at[j] = nodes + root;
-      for (bool moved = true; moved;) {
-        moved = false;
-        for (std::size_t j = 0; j < lanes; ++j) {
-          const ForestNode* node = at[j];
-          if (node->feature < 0) continue;
-          const float v = tables.value(r0 + j, node->feature);
-          at[j] = nodes + node->child + (v > node->threshold ? 1 : 0);
-          moved = true;
-        }
+    for (std::size_t r = 0; r < n_rows; ++r) {
+      const ForestNode* node = nodes + root;
+      while (node->feature >= 0) {
+        const bool right = tables.may_hold(r, node->feature) &&
+                           tables.value(r, node->feature) > node->threshold;
+        node = right ? nodes + node->next : node + 1;
       }
-      for (std::size_t j = 0; j < lanes; ++j) {
-        const float* leaf = leaf_probs_.data() + static_cast<std::size_t>(at[j]->child) * k;
-        float* out = probs + (r0 + j) * k;
-        for (std::size_t c = 0; c < k; ++c) out[c] += leaf[c];
-      }
+      const float* dist = distributions_.data() + static_cast<std::size_t>(node->next) * k;
+      float* out = probs + r * k;
+      for (std::size_t c = 0; c < k; ++c) out[c] += dist[c];
     }
   }
   const float scale = tree_roots_.empty() ? 0.0f : 1.0f / static_cast<float>(tree_roots_.size());
@@ -534,28 +623,24 @@ void RandomForest::predict_proba_batch(const SparseRow* rows, std::size_t n_rows
 }
 
 nlohmann::json RandomForest::stats() const {
-  // Leaf depths by walking each tree from its root.
+  // Children follow their parent in the node array, so one forward pass gives every depth.
   std::size_t leaves = 0, depth_sum = 0, max_depth = 0;
-  std::vector<std::pair<std::int32_t, std::size_t>> stack;
-  for (std::uint32_t root : tree_roots_) {
-    stack.assign(1, {static_cast<std::int32_t>(root), 0});
-    while (!stack.empty()) {
-      auto [node, depth] = stack.back();
-      stack.pop_back();
-      const ForestNode& n = nodes_[static_cast<std::size_t>(node)];
-      if (n.feature < 0) {
-        ++leaves;
-        depth_sum += depth;
-        max_depth = std::max(max_depth, depth);
-        continue;
-      }
-      stack.push_back({n.child, depth + 1});
-      stack.push_back({n.child + 1, depth + 1});
+  std::vector<std::size_t> depth(nodes_.size(), 0);
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const ForestNode& n = nodes_[i];
+    if (n.feature < 0) {
+      ++leaves;
+      depth_sum += depth[i];
+      max_depth = std::max(max_depth, depth[i]);
+      continue;
     }
+    depth[i + 1] = depth[i] + 1;
+    depth[static_cast<std::size_t>(n.next)] = depth[i] + 1;
   }
   return {{"trees", num_trees()},
           {"nodes", num_nodes()},
           {"leaves", leaves},
+          {"distributions", num_distributions()},
           {"mean_leaf_depth", leaves == 0 ? 0.0 : static_cast<double>(depth_sum) / static_cast<double>(leaves)},
           {"max_depth", max_depth}};
 }
@@ -564,53 +649,137 @@ void RandomForest::save(PayloadWriter& w) const {
   w.u32(static_cast<std::uint32_t>(num_classes_));
   w.u64(num_features_);
   w.u32_array(tree_roots_);
-  std::vector<std::int32_t> features, children;
-  std::vector<float> thresholds;
-  features.reserve(nodes_.size());
-  children.reserve(nodes_.size());
-  thresholds.reserve(nodes_.size());
-  for (const ForestNode& n : nodes_) {
-    features.push_back(n.feature);
-    thresholds.push_back(n.threshold);
-    children.push_back(n.child);
+  std::vector<std::int32_t> codes;
+  std::vector<float> split_thresholds;
+  codes.reserve(nodes_.size());
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const ForestNode& n = nodes_[i];
+    codes.push_back(n.feature < 0 ? -1 - n.next : n.feature);
+    if (n.feature >= 0) split_thresholds.push_back(n.threshold);
   }
-  w.i32_array(features);
-  w.f32_array(thresholds);
-  w.i32_array(children);
-  w.f32_array(leaf_probs_);
+  w.i32_array(codes);
+  w.f32_array(split_thresholds);
+  w.f32_array(distributions_);
 }
 
+namespace {
+
+ModelFormatError corrupt(const PayloadReader& r, const std::string& what) {
+  return ModelFormatError(r.path(), "corrupt forest: " + what);
+}
+
+void read_header(PayloadReader& r, int& num_classes, std::size_t& num_features) {
+  const std::uint32_t k = r.u32();
+  if (k == 0 || k > 100000) throw corrupt(r, "class count " + std::to_string(k));
+  num_classes = static_cast<int>(k);
+  num_features = r.u64();
+  if (num_features > 0x7fffffffULL) throw corrupt(r, "feature count");
+}
+
+// End of tree t's nodes, after checking that the tree is non-empty and in order.
+std::size_t tree_end(const std::vector<std::uint32_t>& roots, std::size_t t, std::size_t n,
+                     const PayloadReader& r) {
+  const std::size_t end = t + 1 < roots.size() ? roots[t + 1] : n;
+  if (roots[t] >= end || end > n) {
+    throw corrupt(r, "tree " + std::to_string(t) + " is empty, out of order or past the nodes");
+  }
+  return end;
+}
+
+}  // namespace
+
 RandomForest RandomForest::load(PayloadReader& r) {
-  auto bad = [&r](const std::string& what) { return ModelFormatError(r.path(), "corrupt forest: " + what); };
+  if (r.version() == 1) return load_v1(r);
+  if (r.version() != kPayloadVersion) throw corrupt(r, "unknown version " + std::to_string(r.version()));
   RandomForest f;
-  const std::uint32_t num_classes = r.u32();
-  if (num_classes == 0 || num_classes > 100000) throw bad("class count " + std::to_string(num_classes));
-  f.num_classes_ = static_cast<int>(num_classes);
-  f.num_features_ = r.u64();
-  if (f.num_features_ > 0x7fffffffULL) throw bad("feature count");
+  read_header(r, f.num_classes_, f.num_features_);
   f.tree_roots_ = r.u32_array();
-  std::vector<std::int32_t> features = r.i32_array();
-  std::vector<float> thresholds = r.f32_array();
-  std::vector<std::int32_t> children = r.i32_array();
-  f.leaf_probs_ = r.f32_array();
-  const std::size_t n = features.size();
-  if (thresholds.size() != n || children.size() != n || n > 0x7fffffffULL) throw bad("node array sizes differ");
-  if (f.leaf_probs_.size() % num_classes != 0) throw bad("leaf table size");
-  const std::size_t leaves = f.num_leaves();
+  const std::vector<std::int32_t> codes = r.i32_array();
+  const std::vector<float> split_thresholds = r.f32_array();
+  f.distributions_ = r.f32_array();
+  const std::size_t n = codes.size();
+  if (n > 0x7fffffffULL) throw corrupt(r, "node count");
+  if (f.distributions_.size() % static_cast<std::size_t>(f.num_classes_) != 0) {
+    throw corrupt(r, "distribution table size");
+  }
+  if (f.tree_roots_.empty() ? n != 0 : f.tree_roots_[0] != 0) throw corrupt(r, "nodes outside every tree");
+  const std::size_t n_dists = f.num_distributions();
+  f.nodes_.resize(n);
+  std::size_t split = 0;
+  std::vector<std::size_t> pending;  // splits whose left subtree is being read
   for (std::size_t t = 0; t < f.tree_roots_.size(); ++t) {
-    const std::size_t end = t + 1 < f.tree_roots_.size() ? f.tree_roots_[t + 1] : n;
-    if (f.tree_roots_[t] >= end || end > n) throw bad("tree " + std::to_string(t) + " is empty, out of order or past the nodes");
-    for (std::size_t i = f.tree_roots_[t]; i < end; ++i) {
+    const std::size_t begin = f.tree_roots_[t], end = tree_end(f.tree_roots_, t, n, r);
+    auto bad_node = [&](std::size_t i, const std::string& what) {
+      return corrupt(r, "node " + std::to_string(i) + " of tree " + std::to_string(t) + " " + what);
+    };
+    pending.clear();
+    for (std::size_t i = begin; i < end; ++i) {
+      // In preorder a node is the left child of the node before it if that is a split,
+      // or else the right child of the latest split still waiting for one.
+      if (i > begin && f.nodes_[i - 1].feature >= 0) {
+        pending.push_back(i - 1);
+      } else if (i > begin) {
+        if (pending.empty()) throw bad_node(i, "is past the end of its tree");
+        f.nodes_[pending.back()].next = static_cast<std::int32_t>(i);
+        pending.pop_back();
+      }
+      const std::int32_t code = codes[i];
+      if (code < 0) {
+        const auto d = static_cast<std::size_t>(-1 - static_cast<std::int64_t>(code));
+        if (d >= n_dists) throw bad_node(i, "has no distribution");
+        f.nodes_[i] = {-1, static_cast<std::int32_t>(d), 0.0f};
+        continue;
+      }
+      if (static_cast<std::size_t>(code) >= f.num_features_) throw bad_node(i, "splits on an unknown feature");
+      if (split >= split_thresholds.size()) throw corrupt(r, "fewer thresholds than splits");
+      // The walk sends absent features left without reading the threshold.
+      if (split_thresholds[split] < 0) throw bad_node(i, "has a negative threshold");
+      f.nodes_[i] = {code, 0, split_thresholds[split++]};
+    }
+    if (!pending.empty() || f.nodes_[end - 1].feature >= 0) {
+      throw corrupt(r, "tree " + std::to_string(t) + " is incomplete");
+    }
+  }
+  if (split != split_thresholds.size()) throw corrupt(r, "more thresholds than splits");
+  return f;
+}
+
+RandomForest RandomForest::load_v1(PayloadReader& r) {
+  RandomForest f;
+  read_header(r, f.num_classes_, f.num_features_);
+  const std::vector<std::uint32_t> roots = r.u32_array();
+  const std::vector<std::int32_t> features = r.i32_array();
+  const std::vector<float> thresholds = r.f32_array();
+  const std::vector<std::int32_t> children = r.i32_array();
+  const std::vector<float> leaf_probs = r.f32_array();
+  const std::size_t n = features.size();
+  const auto k = static_cast<std::size_t>(f.num_classes_);
+  if (thresholds.size() != n || children.size() != n || n > 0x7fffffffULL) throw corrupt(r, "node array sizes differ");
+  if (leaf_probs.size() % k != 0) throw corrupt(r, "leaf table size");
+  const std::size_t leaves = leaf_probs.size() / k;
+  std::vector<GrownNode> grown(n);
+  for (std::size_t i = 0; i < n; ++i) grown[i] = {features[i], thresholds[i], children[i]};
+  ForestAssembler assembler(k);
+  CompactTree tree;
+  for (std::size_t t = 0; t < roots.size(); ++t) {
+    const std::size_t begin = roots[t], end = tree_end(roots, t, n, r);
+    for (std::size_t i = begin; i < end; ++i) {
       const std::int32_t feature = features[i], child = children[i];
       const bool ok = feature < 0
           ? child >= 0 && static_cast<std::size_t>(child) < leaves
           : static_cast<std::size_t>(feature) < f.num_features_ && child > 0 && static_cast<std::size_t>(child) > i &&
                 static_cast<std::size_t>(child) + 1 < end;
-      if (!ok) throw bad("node " + std::to_string(i) + " points outside its tree");
+      if (!ok) throw corrupt(r, "node " + std::to_string(i) + " points outside its tree");
+      if (feature >= 0 && thresholds[i] < 0) throw corrupt(r, "node " + std::to_string(i) + " has a negative threshold");
     }
+    if (!to_preorder(grown.data() + begin, end - begin, begin, leaf_probs.data(), k, tree)) {
+      throw corrupt(r, "tree " + std::to_string(t) + " reaches a node twice");
+    }
+    assembler.add(tree);
   }
-  f.nodes_.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) f.nodes_.push_back({features[i], thresholds[i], children[i]});
+  f.tree_roots_ = std::move(assembler.roots);
+  f.nodes_ = std::move(assembler.nodes);
+  f.distributions_ = std::move(assembler.table.values());
   return f;
 }
 

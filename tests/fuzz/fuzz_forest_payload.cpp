@@ -39,7 +39,7 @@ void predict_some_rows(const newscls::tfidf_rf::RandomForest& forest) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = newscls::fuzz::write_input("forest.bin", data, size);
   try {
-    newscls::PayloadReader r(path, kForestMagic, 1);
+    newscls::PayloadReader r(path, kForestMagic, newscls::tfidf_rf::RandomForest::kPayloadVersion);
     const newscls::tfidf_rf::RandomForest forest = newscls::tfidf_rf::RandomForest::load(r);
     r.expect_end();
     NEWSCLS_FUZZ_CHECK(forest.num_classes() > 0);

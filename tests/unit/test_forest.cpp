@@ -143,11 +143,11 @@ TEST(Forest, SaveLoadRoundTripAndTruncation) {
   const Toy train = make_toy(300, 1), test = make_toy(60, 5);
   const RandomForest forest = RandomForest::fit(train.x, train.y, kClasses, options(2, 7), {});
   {
-    PayloadWriter w(path, "NCRF", 1);
+    PayloadWriter w(path, "NCRF", RandomForest::kPayloadVersion);
     forest.save(w);
     w.finish();
   }
-  PayloadReader r(path, "NCRF", 1);
+  PayloadReader r(path, "NCRF", RandomForest::kPayloadVersion);
   const RandomForest loaded = RandomForest::load(r);
   r.expect_end();
   EXPECT_EQ(all_probs(forest, test.rows), all_probs(loaded, test.rows));
@@ -163,7 +163,7 @@ TEST(Forest, SaveLoadRoundTripAndTruncation) {
     newscls::testing::write_text(cut, bytes.substr(0, len));
     EXPECT_THROW(
         {
-          PayloadReader cr(cut, "NCRF", 1);
+          PayloadReader cr(cut, "NCRF", RandomForest::kPayloadVersion);
           RandomForest::load(cr);
           cr.expect_end();
         },
@@ -172,7 +172,7 @@ TEST(Forest, SaveLoadRoundTripAndTruncation) {
   }
 }
 
-TEST(Forest, CorruptNodeIndexRefused) {
+TEST(Forest, CorruptVersion1NodeIndexRefused) {
   const std::string dir = newscls::testing::scratch_dir();
   const std::string path = dir + "/bad.bin";
   {
@@ -186,8 +186,118 @@ TEST(Forest, CorruptNodeIndexRefused) {
     w.f32_array(std::vector<float>{1, 0, 0, 1});
     w.finish();
   }
-  PayloadReader r(path, "NCRF", 1);
+  PayloadReader r(path, "NCRF", RandomForest::kPayloadVersion);
   EXPECT_THROW(RandomForest::load(r), ModelFormatError);
+}
+
+// One hand-made tree, 2 classes, 10000 features (more than the walk's 8192-bit row
+// signature, so features 5 and 8197 share a signature bit):
+//   node 0: feature 5 <= 0.5 ? node 1 : node 2
+//   node 1: leaf (1, 0)
+//   node 2: feature 7 <= 0.25 ? leaf (0.5, 0.5) : leaf (0, 1)
+const std::vector<SparseRow> kHandRows = {{}, {{8197, 1.0f}}, {{5, -1.0f}}, {{5, 0.9f}}, {{5, 0.9f}, {7, 0.3f}}};
+const std::vector<float> kHandProbs = {1, 0, 1, 0, 1, 0, 0.5f, 0.5f, 0, 1};
+
+std::vector<float> hand_probs(const std::string& path) {
+  PayloadReader r(path, "NCRF", RandomForest::kPayloadVersion);
+  const RandomForest forest = RandomForest::load(r);
+  r.expect_end();
+  std::vector<float> probs(kHandRows.size() * 2);
+  forest.predict_proba_batch(kHandRows.data(), kHandRows.size(), probs.data());
+  return probs;
+}
+
+void write_v2(const std::string& path, const std::vector<std::uint32_t>& roots, const std::vector<std::int32_t>& codes,
+              const std::vector<float>& thresholds, const std::vector<float>& distributions) {
+  PayloadWriter w(path, "NCRF", 2);
+  w.u32(2);
+  w.u64(10000);
+  w.u32_array(roots);
+  w.i32_array(codes);
+  w.f32_array(thresholds);
+  w.f32_array(distributions);
+  w.finish();
+}
+
+TEST(Forest, HandMadeTreeInBothPayloadVersions) {
+  const std::string dir = newscls::testing::scratch_dir();
+  {
+    PayloadWriter w(dir + "/v1.bin", "NCRF", 1);
+    w.u32(2);
+    w.u64(10000);
+    w.u32_array({0});
+    w.i32_array({5, -1, 7, -1, -1});
+    w.f32_array(std::vector<float>{0.5f, 0, 0.25f, 0, 0});
+    w.i32_array({1, 0, 3, 1, 2});
+    w.f32_array(std::vector<float>{1, 0, 0.5f, 0.5f, 0, 1});
+    w.finish();
+  }
+  EXPECT_EQ(hand_probs(dir + "/v1.bin"), kHandProbs);
+  // Version 2: preorder codes (-1 - d for a leaf with distribution d), one threshold per split.
+  write_v2(dir + "/v2.bin", {0}, {5, -1, 7, -2, -3}, {0.5f, 0.25f}, {1, 0, 0.5f, 0.5f, 0, 1});
+  EXPECT_EQ(hand_probs(dir + "/v2.bin"), kHandProbs);
+}
+
+TEST(Forest, Version1TreeReachingANodeTwiceRefused) {
+  const std::string path = newscls::testing::scratch_dir() + "/shared.bin";
+  {
+    PayloadWriter w(path, "NCRF", 1);
+    w.u32(2);
+    w.u64(4);
+    w.u32_array({0});
+    w.i32_array({1, 2, 3, -1, -1});  // nodes 1 and 2 both have children 3 and 4
+    w.f32_array(std::vector<float>{0.5f, 0.5f, 0.5f, 0, 0});
+    w.i32_array({1, 3, 3, 0, 1});
+    w.f32_array(std::vector<float>{1, 0, 0, 1});
+    w.finish();
+  }
+  PayloadReader r(path, "NCRF", RandomForest::kPayloadVersion);
+  EXPECT_THROW(RandomForest::load(r), ModelFormatError);
+}
+
+TEST(Forest, MalformedVersion2TreesRefused) {
+  const std::string path = newscls::testing::scratch_dir() + "/bad2.bin";
+  const std::vector<float> dists = {1, 0, 0, 1};
+  struct Case {
+    const char* what;
+    std::vector<std::uint32_t> roots;
+    std::vector<std::int32_t> codes;
+    std::vector<float> thresholds;
+  };
+  const std::vector<Case> cases = {
+      {"split without children", {0}, {5}, {0.5f}},
+      {"split missing its right child", {0}, {5, -1}, {0.5f}},
+      {"node past the end of its tree", {0}, {-1, -2}, {}},
+      {"second tree starts inside the first", {0, 1}, {5, -1, -2}, {0.5f}},
+      {"unknown feature", {0}, {10000, -1, -2}, {0.5f}},
+      {"no such distribution", {0}, {5, -1, -3}, {0.5f}},
+      {"negative threshold", {0}, {5, -1, -2}, {-0.5f}},
+      {"missing threshold", {0}, {5, -1, -2}, {}},
+      {"extra threshold", {0}, {5, -1, -2}, {0.5f, 0.5f}},
+      {"root past the nodes", {3}, {5, -1, -2}, {0.5f}},
+      {"node before the first tree", {1}, {-1, -1}, {}},
+      {"nodes without trees", {}, {-1}, {}},
+  };
+  for (const Case& c : cases) {
+    write_v2(path, c.roots, c.codes, c.thresholds, dists);
+    EXPECT_THROW(
+        {
+          PayloadReader r(path, "NCRF", RandomForest::kPayloadVersion);
+          RandomForest::load(r);
+        },
+        ModelFormatError)
+        << c.what;
+  }
+  write_v2(path, {0, 3}, {5, -1, -2, -2}, {0.5f}, dists);  // the same shapes, well formed
+  PayloadReader r(path, "NCRF", RandomForest::kPayloadVersion);
+  EXPECT_EQ(RandomForest::load(r).num_trees(), 2u);
+}
+
+TEST(Forest, LeavesShareDistributions) {
+  const Toy train = make_toy(300, 1);
+  const RandomForest forest = RandomForest::fit(train.x, train.y, kClasses, options(2, 7), {});
+  // Pure leaves dominate toy data: far fewer distinct distributions than leaves.
+  EXPECT_LT(forest.num_distributions() * 4, forest.stats()["leaves"].get<std::size_t>());
 }
 
 }  // namespace

@@ -107,7 +107,7 @@ TEST(Regression, ForestPayloadsPointingOutsideTheNodesAreRefused) {
     const std::string path = std::string(NEWSCLS_SOURCE_DIR) + "/tests/fuzz/regressions/" + name;
     EXPECT_THROW(
         {
-          PayloadReader r(path, kMagic, 1);
+          PayloadReader r(path, kMagic, tfidf_rf::RandomForest::kPayloadVersion);
           tfidf_rf::RandomForest::load(r);
         },
         ModelFormatError)
