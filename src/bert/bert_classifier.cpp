@@ -149,6 +149,8 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   if (ctx.device != "cpu") throw UsageError("bert: this LibTorch build has no CUDA; use --device cpu");
   const auto start = std::chrono::steady_clock::now();
   apply_threads(std::min(ctx.threads, options_.max_threads));
+  spdlog::info("bert: {} LibTorch thread(s) (max_threads {}); OpenBLAS runs its own", at::get_num_threads(),
+               options_.max_threads);
   torch::manual_seed(ctx.seed);
   rng_->reseed(ctx.seed);
   label_names_ = ctx.labels->names;

@@ -59,7 +59,7 @@ TrainOutcome train_model(const TrainRequest& request) {
   const auto start = Clock::now();
   nlohmann::json facts = model->train(ctx);
   facts["train_seconds"] = std::chrono::duration<double>(Clock::now() - start).count();
-  facts["threads"] = threads;
+  if (!facts.contains("threads")) facts["threads"] = threads;  // a family may cap what it uses
   facts["seed"] = request.seed;
   spdlog::info("trained in {:.1f} s; evaluating on {}", facts["train_seconds"].get<double>(), splits.test.path);
 
