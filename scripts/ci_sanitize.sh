@@ -3,6 +3,9 @@
 # UndefinedBehaviorSanitizer (GCC, -DNEWSCLS_SANITIZE=ON) in build-asan/, then runs the unit
 # and integration tests except those labelled slow. Any sanitizer report fails the job.
 #
+# The two SentencePiece tests are left out: the plugin needs RTLD_DEEPBIND (see
+# src/text/spm_loader.cpp), which the sanitizer runtime refuses.
+#
 # LeakSanitizer stays on for our code, but LibTorch, OpenBLAS and the OpenMP runtime keep
 # process-lifetime allocations that LSan reports at exit; tests/sanitizer/lsan.supp lists them.
 # Env: NEWSCLS_ASAN_BUILD_DIR (default build-asan).
@@ -10,6 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${NEWSCLS_ASAN_BUILD_DIR:-build-asan}
 root=$(pwd)
+scripts/setup.sh
 start=$(date +%s)
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DNEWSCLS_SANITIZE=ON >/dev/null
 cmake --build "$build_dir" -j"$(nproc)" --target newscls newscls_unit_tests
@@ -19,5 +23,5 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_odr_
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$root/tests/sanitizer/lsan.supp:print_suppressions=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/sanitizer/ubsan.supp}"
 cd "$build_dir"
-ctest --output-on-failure -j"$(nproc)" -L 'unit|integration' -LE slow "$@"
+ctest --output-on-failure -j"$(nproc)" -L 'unit|integration' -LE slow -E 'Subword' "$@"
 echo "ci_sanitize: build $((built - start)) s, tests $(($(date +%s) - built)) s"

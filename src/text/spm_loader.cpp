@@ -38,6 +38,11 @@ CreateFn load_plugin() {
       tried += " " + path;
       continue;
     }
+#ifdef __SANITIZE_ADDRESS__
+    // The sanitizer runtime aborts on RTLD_DEEPBIND, and without it the plugin's protobuf
+    // would bind to LibTorch's: refuse cleanly instead.
+    throw IoError(path, "the SentencePiece plugin cannot be loaded in an AddressSanitizer build");
+#endif
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
     if (handle == nullptr) throw IoError(path, std::string("cannot load the SentencePiece plugin: ") + dlerror());
     auto create = reinterpret_cast<CreateFn>(dlsym(handle, "newscls_spm_create"));
