@@ -3,7 +3,7 @@
 # (peer_torch_bert.py: torch.nn.TransformerEncoder, same architecture, batch, bucketing),
 # each over a grid of thread / OpenBLAS settings, plus `newscls predict` titles/s with the
 # default config. The throughput grid pins the peer's architecture on our side (4 layers,
-# hidden 256, ff 1024, no bigram table), since our default config is smaller.
+# hidden 256, ff 1024, no n-gram tables), since our default config is smaller.
 #
 #   scripts/bench/bench_bert.sh                      # STEPS=60 per run
 #   STEPS=100 CORETYPES="Haswell Zen" scripts/bench/bench_bert.sh
@@ -30,7 +30,7 @@ head -n 200 "$data/test.txt" >"$work/data/test.txt"
 echo "# bert training throughput, $steps steps of batch 64, layers 4 hidden 256 heads 4 ff 1024"
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 printf '%-10s %-8s %-13s %-12s %s\n' side coretype torch_threads blas_threads titles_per_s
-peer_arch=(--set layers=4 --set hidden=256 --set heads=4 --set ff=1024 --set bigram_buckets=0)
+peer_arch=(--set layers=4 --set hidden=256 --set heads=4 --set ff=1024 --set bigram_buckets=0 --set trigram_buckets=0)
 best_ours=0 best_peer=0 best_ours_at="" best_peer_at=""
 for core in $coretypes; do
   for s in $settings; do
@@ -38,8 +38,8 @@ for core in $coretypes; do
     env_core=(); [[ "$core" != auto ]] && env_core=(OPENBLAS_CORETYPE="$core")
     env "${env_core[@]}" OPENBLAS_NUM_THREADS="$b" NEWSCLS_NO_BLAS_TUNING=1 "$bin" --log-level warn \
       train --model bert --data "$work/data" --out "$work/run" --threads "$t" \
-      "${peer_arch[@]}" --set pretrain_epochs=0 --set epochs=1 --set max_steps="$steps" >/dev/null
-    ours=$(python3 -c "import json;print(round(json.load(open('$work/run/manifest.json'))['training']['train_titles_per_s'],1))")
+      "${peer_arch[@]}" --set max_threads="$t" --set pretrain_epochs=0 --set epochs=1 --set max_steps="$steps" >/dev/null
+    ours=$(python3 -c "import json;t=json.load(open('$work/run/manifest.json'))['training'];assert t['threads']==$t,t['threads'];print(round(t['train_titles_per_s'],1))")
     peer=$(env "${env_core[@]}" OPENBLAS_NUM_THREADS="$b" /usr/bin/python3 "$root/scripts/bench/peer_torch_bert.py" \
       --data "$data" --steps "$steps" --threads "$t" --predict-titles 0 2>/dev/null | python3 -c "import json,sys;print(round(json.load(sys.stdin)['train_titles_per_s'],1))")
     printf '%-10s %-8s %-13s %-12s %s\n' newscls "$core" "$t" "$b" "$ours"

@@ -66,12 +66,17 @@ torch::Tensor MultiHeadAttentionImpl::split_heads(const torch::Tensor& x) const 
   return x.view({x.size(0), x.size(1), heads_, d_head_}).transpose(1, 2);
 }
 
-AttentionOutput MultiHeadAttentionImpl::forward(const torch::Tensor& x, const AttentionMask& mask) {
-  torch::Tensor q = split_heads(query_(x));
+AttentionOutput MultiHeadAttentionImpl::forward(const torch::Tensor& x, const AttentionMask& mask,
+                                                bool first_only) {
+  if (first_only && mask.bias.defined() && mask.bias.size(2) != 1) {
+    throw UsageError("first-position attention needs a mask that does not depend on the query");
+  }
+  const torch::Tensor queries = first_only ? x.slice(1, 0, 1) : x;
+  torch::Tensor q = split_heads(query_(queries));
   torch::Tensor k = split_heads(key_(x));
   torch::Tensor v = split_heads(value_(x));
   AttentionOutput heads = scaled_dot_product_attention(q, k, v, mask, true, &dropout_);
-  torch::Tensor concat = heads.output.transpose(1, 2).reshape({x.size(0), x.size(1), hidden_});
+  torch::Tensor concat = heads.output.transpose(1, 2).reshape({x.size(0), queries.size(1), hidden_});
   return {output_(concat), heads.weights};
 }
 

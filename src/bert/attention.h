@@ -55,8 +55,10 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
  public:
   MultiHeadAttentionImpl(std::int64_t hidden, std::int64_t heads, double attention_dropout,
                          std::shared_ptr<MaskRng> rng);
-  // x (B, T, hidden) -> output (B, T, hidden), weights (B, heads, T, T).
-  AttentionOutput forward(const torch::Tensor& x, const AttentionMask& mask);
+  // x (B, T, hidden) -> output (B, T, hidden), weights (B, heads, T, T). With first_only,
+  // only position 0 queries (keys and values still span all T): output (B, 1, hidden),
+  // weights (B, heads, 1, T); the mask must then not be causal.
+  AttentionOutput forward(const torch::Tensor& x, const AttentionMask& mask, bool first_only = false);
 
  private:
   torch::Tensor split_heads(const torch::Tensor& x) const;

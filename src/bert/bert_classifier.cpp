@@ -121,6 +121,7 @@ nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx) {
     options_.arch.ff = enc.options.arch.ff;
     options_.arch.max_len = enc.options.arch.max_len;
     options_.arch.bigram_buckets = enc.options.arch.bigram_buckets;
+    options_.arch.trigram_buckets = enc.options.arch.trigram_buckets;
     set_architecture(config_, options_.arch);
     vocab_ = std::move(enc.vocab);
     build_model(num_classes);

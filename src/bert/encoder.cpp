@@ -10,15 +10,28 @@ torch::nn::LayerNorm layer_norm(std::int64_t hidden) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({hidden}).eps(1e-12));
 }
 
-constexpr std::int64_t kBigramHash = 2654435761;  // Knuth's multiplicative hash
+// A sparse table whose row 0 stands for "no n-gram here" (kept at zero by padding_idx).
+torch::nn::Embedding hashed_table(std::int64_t rows, std::int64_t hidden) {
+  return torch::nn::Embedding(torch::nn::EmbeddingOptions(rows, hidden).padding_idx(0).sparse(true));
+}
+
+constexpr std::int64_t kNgramHash = 2654435761;  // Knuth's multiplicative hash
+constexpr std::int64_t kPrime31 = 2147483647;    // keeps the id tuple's code within int64
 
 }  // namespace
 
-torch::Tensor bigram_buckets(const torch::Tensor& ids, std::int64_t vocab_size, std::int64_t buckets) {
-  torch::Tensor next = torch::constant_pad_nd(ids.slice(1, 1), {0, 1}, kPad);
-  torch::Tensor mixed = (ids * vocab_size + next) * kBigramHash;
+torch::Tensor ngram_buckets(const torch::Tensor& ids, std::int64_t vocab_size, std::int64_t buckets,
+                            int order) {
+  torch::Tensor code = ids;
+  torch::Tensor real = ids >= kNumSpecial;
+  for (int k = 1; k < order; ++k) {
+    torch::Tensor next = torch::constant_pad_nd(ids.slice(1, k), {0, k}, kPad);
+    if (k > 1) code = code.remainder(kPrime31);  // order 2 keeps the first bundles' hash
+    code = code * vocab_size + next;
+    real = real.logical_and(next >= kNumSpecial);
+  }
+  torch::Tensor mixed = code * kNgramHash;
   torch::Tensor hashed = mixed.bitwise_xor(mixed.bitwise_right_shift(29)).remainder(buckets - 1) + 1;
-  torch::Tensor real = (ids >= kNumSpecial).logical_and(next >= kNumSpecial);
   return hashed * real;
 }
 
@@ -32,9 +45,11 @@ EncoderLayerImpl::EncoderLayerImpl(const Architecture& arch, std::shared_ptr<Mas
   dropout_ = register_module("dropout", FastDropout(arch.dropout, std::move(rng)));
 }
 
-AttentionOutput EncoderLayerImpl::forward(const torch::Tensor& x, const AttentionMask& mask) {
-  AttentionOutput attended = attention_(x, mask);
-  torch::Tensor h = attention_norm_(x + dropout_(attended.output));
+AttentionOutput EncoderLayerImpl::forward(const torch::Tensor& x, const AttentionMask& mask,
+                                          bool first_only) {
+  AttentionOutput attended = attention_(x, mask, first_only);
+  const torch::Tensor residual = first_only ? x.slice(1, 0, 1) : x;
+  torch::Tensor h = attention_norm_(residual + dropout_(attended.output));
   torch::Tensor ff = output_(torch::gelu(intermediate_(h)));
   return {output_norm_(h + dropout_(ff)), attended.weights};
 }
@@ -46,9 +61,10 @@ EncoderImpl::EncoderImpl(const Architecture& arch, std::shared_ptr<MaskRng> rng)
   position_embedding_ = register_module("position_embedding",
                                         torch::nn::Embedding(arch.max_len, arch.hidden));
   if (arch.bigram_buckets > 1) {
-    bigram_embedding_ = register_module(
-        "bigram_embedding",
-        torch::nn::Embedding(torch::nn::EmbeddingOptions(arch.bigram_buckets, arch.hidden).padding_idx(0).sparse(true)));
+    bigram_embedding_ = register_module("bigram_embedding", hashed_table(arch.bigram_buckets, arch.hidden));
+  }
+  if (arch.trigram_buckets > 1) {
+    trigram_embedding_ = register_module("trigram_embedding", hashed_table(arch.trigram_buckets, arch.hidden));
   }
   norm_ = register_module("norm", layer_norm(arch.hidden));
   dropout_ = register_module("dropout", FastDropout(arch.dropout, rng));
@@ -57,19 +73,23 @@ EncoderImpl::EncoderImpl(const Architecture& arch, std::shared_ptr<MaskRng> rng)
 }
 
 EncoderOutput EncoderImpl::forward(const torch::Tensor& ids, const torch::Tensor& key_valid,
-                                   bool keep_weights) {
+                                   bool keep_weights, bool cls_only) {
   const std::int64_t t = ids.size(1);
   if (t > arch_.max_len) throw UsageError("sequence longer than max_len");
   torch::Tensor positions = torch::arange(t, torch::kInt64);
   torch::Tensor x = token_embedding(ids) + position_embedding_(positions).unsqueeze(0);
   if (bigram_embedding_) {
-    x = x + bigram_embedding_(bigram_buckets(ids, arch_.vocab_size, arch_.bigram_buckets));
+    x = x + bigram_embedding_(ngram_buckets(ids, arch_.vocab_size, arch_.bigram_buckets, 2));
+  }
+  if (trigram_embedding_) {
+    x = x + trigram_embedding_(ngram_buckets(ids, arch_.vocab_size, arch_.trigram_buckets, 3));
   }
   x = dropout_(norm_(x));
   AttentionMask mask = make_attention_mask(key_valid, t, /*causal=*/false);
   EncoderOutput out;
-  for (const auto& layer : *layers_) {
-    AttentionOutput r = layer->as<EncoderLayer>()->forward(x, mask);
+  for (std::size_t i = 0; i < layers_->size(); ++i) {
+    const bool first_only = cls_only && !keep_weights && i + 1 == layers_->size();
+    AttentionOutput r = layers_[i]->as<EncoderLayer>()->forward(x, mask, first_only);
     x = r.output;
     if (keep_weights) out.weights.push_back(r.weights);
   }
@@ -92,7 +112,7 @@ torch::Tensor ClassifierModelImpl::head(const torch::Tensor& hidden) {
 }
 
 torch::Tensor ClassifierModelImpl::forward(const torch::Tensor& ids, const torch::Tensor& key_valid) {
-  return head(encoder(ids, key_valid).hidden);
+  return head(encoder(ids, key_valid, /*keep_weights=*/false, /*cls_only=*/true).hidden);
 }
 
 MlmModelImpl::MlmModelImpl(Encoder enc, std::shared_ptr<MaskRng> rng) {
@@ -124,10 +144,13 @@ void init_bert_weights(torch::nn::Module& module) {
       p.fill_(name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0 ? 1.0 : 0.0);
     } else if (p.dim() >= 2) {
       p.normal_(0.0, 0.02);
-      if (name.find("bigram_embedding") != std::string::npos) p[0].zero_();  // the "no bigram" row
     } else {
       p.zero_();
     }
+  }
+  for (const auto& m : module.modules(/*include_self=*/false)) {
+    const auto* table = m->as<torch::nn::EmbeddingImpl>();
+    if (table && table->options.padding_idx()) table->weight[*table->options.padding_idx()].zero_();
   }
 }
 

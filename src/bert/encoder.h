@@ -1,7 +1,7 @@
 // The BERT-style encoder and the two heads trained on it (classification, masked LM).
 //
-// Embeddings: token + learned position (+ an optional hashed character-bigram embedding,
-// because Chinese words are mostly two characters), LayerNorm, dropout. Each layer is post-LN as in
+// Embeddings: token + learned position (+ optional hashed character-bigram and -trigram
+// embeddings, because Chinese words are mostly two or three characters), LayerNorm, dropout. Each layer is post-LN as in
 // BERT: x = LN(x + drop(MHA(x))); x = LN(x + drop(W2 gelu(W1 x))). The classifier reads
 // the [CLS] vector through a tanh pooler; the MLM head ties its decoder to the token
 // embedding matrix.
@@ -27,17 +27,20 @@ struct Architecture {
   std::int64_t vocab_size = 0;
   std::int64_t layers = 4, hidden = 256, heads = 4, ff = 1024, max_len = 64;
   double dropout = 0.1, attention_dropout = 0.1;
-  std::int64_t bigram_buckets = 0;  // 0: no character-bigram embedding
+  std::int64_t bigram_buckets = 0;   // 0: no character-bigram embedding
+  std::int64_t trigram_buckets = 0;  // 0: no character-trigram embedding
 };
 
-// Hashed bucket of the character pair starting at each position; 0 where either token is
-// special ([PAD], [CLS], [SEP], [MASK], [UNK]), so a masked character hides its bigrams too.
-torch::Tensor bigram_buckets(const torch::Tensor& ids, std::int64_t vocab_size, std::int64_t buckets);
+// Hashed bucket of the `order` characters starting at each position; 0 where any of them is
+// special ([PAD], [CLS], [SEP], [MASK], [UNK]), so a masked character hides its n-grams too.
+torch::Tensor ngram_buckets(const torch::Tensor& ids, std::int64_t vocab_size, std::int64_t buckets,
+                            int order);
 
 class EncoderLayerImpl : public torch::nn::Module {
  public:
   EncoderLayerImpl(const Architecture& arch, std::shared_ptr<MaskRng> rng);
-  AttentionOutput forward(const torch::Tensor& x, const AttentionMask& mask);
+  // With first_only, the output is position 0's alone (B, 1, hidden).
+  AttentionOutput forward(const torch::Tensor& x, const AttentionMask& mask, bool first_only = false);
 
  private:
   MultiHeadAttention attention_{nullptr};
@@ -48,23 +51,25 @@ class EncoderLayerImpl : public torch::nn::Module {
 TORCH_MODULE(EncoderLayer);
 
 struct EncoderOutput {
-  torch::Tensor hidden;                // (B, T, hidden)
+  torch::Tensor hidden;                // (B, T, hidden), or (B, 1, hidden) with cls_only
   std::vector<torch::Tensor> weights;  // per layer (B, heads, T, T), when asked for
 };
 
 class EncoderImpl : public torch::nn::Module {
  public:
   EncoderImpl(const Architecture& arch, std::shared_ptr<MaskRng> rng);
-  // ids int64 (B, T); key_valid bool (B, T), true at real tokens.
+  // ids int64 (B, T); key_valid bool (B, T), true at real tokens. With cls_only (and no
+  // weights kept) the last layer computes the [CLS] position alone: hidden is (B, 1, hidden),
+  // equal to the full pass's position 0, at about 60% of the cost for two layers.
   EncoderOutput forward(const torch::Tensor& ids, const torch::Tensor& key_valid,
-                        bool keep_weights = false);
+                        bool keep_weights = false, bool cls_only = false);
   const Architecture& arch() const { return arch_; }
   torch::nn::Embedding token_embedding{nullptr};
 
  private:
   Architecture arch_;
   torch::nn::Embedding position_embedding_{nullptr};
-  torch::nn::Embedding bigram_embedding_{nullptr};
+  torch::nn::Embedding bigram_embedding_{nullptr}, trigram_embedding_{nullptr};
   torch::nn::LayerNorm norm_{nullptr};
   FastDropout dropout_{nullptr};
   torch::nn::ModuleList layers_{nullptr};
@@ -101,7 +106,8 @@ class MlmModelImpl : public torch::nn::Module {
 };
 TORCH_MODULE(MlmModel);
 
-// BERT's initialisation: N(0, 0.02) for weights and embeddings, zero biases, unit norms.
+// BERT's initialisation: N(0, 0.02) for weights and embeddings, zero biases, unit norms,
+// zero padding rows.
 void init_bert_weights(torch::nn::Module& module);
 
 }  // namespace newscls::bert

@@ -23,14 +23,20 @@ bool decays(const std::string& name) {
 
 }  // namespace
 
-bool has_sparse_gradient(const std::string& parameter_name) {
-  return parameter_name.find("bigram_embedding") != std::string::npos;
+std::set<std::string> sparse_gradient_weights(torch::nn::Module& module) {
+  std::set<std::string> names;
+  for (const auto& m : module.named_modules("", /*include_self=*/false)) {
+    const auto* table = m.value()->as<torch::nn::EmbeddingImpl>();
+    if (table && table->options.sparse()) names.insert(m.key() + ".weight");
+  }
+  return names;
 }
 
 Optimiser::Optimiser(torch::nn::Module& module, double lr, double weight_decay) {
+  const std::set<std::string> sparse_weights = sparse_gradient_weights(module);
   std::vector<torch::Tensor> decay, plain;
   for (auto& p : module.named_parameters()) {
-    if (has_sparse_gradient(p.key())) {
+    if (sparse_weights.count(p.key()) > 0) {
       sparse_.push_back({p.key(), p.value(), torch::zeros_like(p.value()), torch::zeros_like(p.value()),
                          decays(p.key()) ? weight_decay : 0.0});
       continue;
@@ -58,7 +64,6 @@ void Optimiser::clip(double clip_norm) {
   }
   for (SparseTable& t : sparse_) {
     if (!t.param.grad().defined()) continue;
-    t.param.mutable_grad() = t.param.grad().coalesce();  // duplicate rows summed first
     norms.push_back(t.param.grad()._values().norm());
   }
   if (norms.empty()) return;
@@ -74,6 +79,9 @@ void Optimiser::clip(double clip_norm) {
 }
 
 void Optimiser::step(double lr, double clip_norm) {
+  for (SparseTable& t : sparse_) {  // duplicate rows summed once, for the clip and the step
+    if (t.param.grad().defined()) t.param.mutable_grad() = t.param.grad().coalesce();
+  }
   if (clip_norm > 0) clip(clip_norm);
   for (auto& group : dense_->param_groups()) {
     static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
@@ -88,7 +96,7 @@ void Optimiser::step(double lr, double clip_norm) {
 void Optimiser::step_sparse(SparseTable& t, double lr) {
   if (!t.param.grad().defined()) return;
   torch::NoGradGuard no_grad;
-  torch::Tensor grad = t.param.grad().coalesce();
+  const torch::Tensor& grad = t.param.grad();
   torch::Tensor rows = grad._indices()[0];
   torch::Tensor g = grad._values();
   torch::Tensor m = t.exp_avg.index_select(0, rows).mul_(kBeta1).add_(g, 1 - kBeta1);

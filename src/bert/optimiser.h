@@ -1,5 +1,5 @@
 // The optimiser of both training loops: AdamW for dense parameters, plus a lazy AdamW for
-// embedding tables whose gradients are sparse (the bigram table). A sparse table updates
+// embedding tables whose gradients are sparse (the hashed n-gram tables). A sparse table updates
 // only the rows a batch touched, so its size costs memory but no time per step; a dense
 // AdamW over a 32768 x 256 table more than halved training throughput.
 //
@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,8 @@
 
 namespace newscls::bert {
 
-// True for the parameters trained through sparse gradients (see Encoder's bigram table).
-bool has_sparse_gradient(const std::string& parameter_name);
+// Names of the weights of `module`'s embedding tables built with sparse gradients.
+std::set<std::string> sparse_gradient_weights(torch::nn::Module& module);
 
 class Optimiser {
  public:

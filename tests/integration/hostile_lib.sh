@@ -24,6 +24,15 @@ train_tiny() {
     --out "$out" --threads 2 "$@" >/dev/null 2>"$out.train.log" || { cat "$out.train.log" >&2; fail "train $family"; }
 }
 
+# hostile_setup: sets $dir (a scratch directory), $HOSTILE_ERR in it and $bundle, a tiny
+# 3-tree tfidf-rf bundle for the test to attack.
+hostile_setup() {
+  dir=$(scratch)
+  HOSTILE_ERR="$dir/err"
+  bundle="$dir/bundle"
+  train_tiny tfidf-rf "$bundle" --set n_trees=3 --set min_df=1
+}
+
 # Small settings per family, so a tiny bundle trains in seconds.
 tiny_settings() {
   case $1 in

@@ -11,9 +11,9 @@ fail() {
   exit 1
 }
 
-# A fresh scratch directory named after the calling test script.
+# A fresh scratch directory named after the test script being run (not a sourced helper).
 scratch() {
-  local dir="$NEWSCLS_TEST_TMP/$(basename "${BASH_SOURCE[1]}" .sh)"
+  local dir="$NEWSCLS_TEST_TMP/$(basename "${BASH_SOURCE[-1]}" .sh)"
   rm -rf "$dir" && mkdir -p "$dir" && echo "$dir"
 }
 

@@ -5,10 +5,7 @@
 # under a final name, and what was there before is kept byte for byte.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hostile_lib.sh"
-dir=$(scratch)
-HOSTILE_ERR="$dir/err"
-bundle="$dir/bundle"
-train_tiny tfidf-rf "$bundle" --set n_trees=3 --set min_df=1
+hostile_setup
 tiny="$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
 for i in $(seq 400); do cut -f1 "$tiny/train.txt"; done >"$dir/titles.txt"  # 12000 titles, > 64 KiB of output
 faults=0

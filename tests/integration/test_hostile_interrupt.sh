@@ -4,10 +4,8 @@
 # no temporary file, and keeps what an earlier run put there byte for byte.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hostile_lib.sh"
-dir=$(scratch)
+hostile_setup
 tiny="$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
-bundle="$dir/bundle"
-train_tiny tfidf-rf "$bundle" --set n_trees=3 --set min_df=1
 faults=0
 
 # interrupt_when SIGNAL CONDITION LOG cmd...: starts cmd (stderr to LOG), sends SIGNAL once

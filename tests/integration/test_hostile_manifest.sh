@@ -4,10 +4,7 @@
 # error line naming the manifest (or the payload the manifest disagrees with).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hostile_lib.sh"
-dir=$(scratch)
-HOSTILE_ERR="$dir/err"
-bundle="$dir/bundle"
-train_tiny tfidf-rf "$bundle" --set n_trees=3 --set min_df=1
+hostile_setup
 printf '湖人队主场击败勇士队\n' >"$dir/titles.txt"
 tried=0
 

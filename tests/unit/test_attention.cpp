@@ -144,16 +144,10 @@ TEST(Attention, MultiHeadShapes) {
   EXPECT_EQ(r.weights.sizes(), torch::IntArrayRef({2, 4, 6, 6}));
 }
 
-void expect_invariant_to_appended_padding(std::int64_t bigram_buckets) {
+void expect_invariant_to_appended_padding(std::int64_t ngram_buckets) {
   torch::manual_seed(11);
-  Architecture arch;
-  arch.bigram_buckets = bigram_buckets;
-  arch.vocab_size = 40;
-  arch.layers = 2;
-  arch.hidden = 32;
-  arch.heads = 4;
-  arch.ff = 64;
-  arch.max_len = 16;
+  // vocab, layers, hidden, heads, ff, max_len, dropouts, bigram and trigram buckets
+  const Architecture arch{40, 2, 32, 4, 64, 16, 0.1, 0.1, ngram_buckets, ngram_buckets};
   ClassifierModel model(arch, 3, std::make_shared<MaskRng>(5));
   model->eval();
   torch::NoGradGuard no_grad;
@@ -173,8 +167,25 @@ void expect_invariant_to_appended_padding(std::int64_t bigram_buckets) {
 
 TEST(Attention, EncoderIsInvariantToAppendedPadding) { expect_invariant_to_appended_padding(0); }
 
-TEST(Attention, EncoderWithBigramsIsInvariantToAppendedPadding) {
+TEST(Attention, EncoderWithNgramsIsInvariantToAppendedPadding) {
   expect_invariant_to_appended_padding(64);
+}
+
+TEST(Attention, ClsOnlyLastLayerEqualsTheFullPassAtCls) {
+  torch::manual_seed(12);
+  const Architecture arch{40, 3, 32, 4, 64, 16, 0.1, 0.1, /*bigram_buckets=*/64};
+  Encoder encoder(arch, std::make_shared<MaskRng>(5));
+  encoder->eval();
+  torch::NoGradGuard no_grad;
+  torch::Tensor ids = torch::tensor(std::vector<std::int64_t>{kCls, 7, 9, 11, kSep, kCls, 8, kSep, kPad, kPad},
+                                    torch::kInt64).view({2, 5});
+  torch::Tensor valid = ids != kPad;
+  torch::Tensor full = encoder(ids, valid).hidden;
+  torch::Tensor cls = encoder(ids, valid, /*keep_weights=*/false, /*cls_only=*/true).hidden;
+  ASSERT_EQ(cls.sizes(), torch::IntArrayRef({2, 1, 32}));
+  expect_close(cls, full.slice(1, 0, 1), 1e-5, "the [CLS] vector");
+  EXPECT_EQ(encoder(ids, valid, /*keep_weights=*/true, /*cls_only=*/true).hidden.size(1), 5)
+      << "kept weights need every position";
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ TEST(BertBigrams, HashPairsIntoBucketsAndHideSpecialTokens) {
   const std::int64_t vocab = 50, buckets = 97;
   torch::Tensor ids = torch::tensor(std::vector<std::int64_t>{kCls, 7, 9, 7, 9, kMask, 9, kSep, kPad},
                                     torch::kInt64).view({1, 9});
-  const torch::Tensor hashed = bigram_buckets(ids, vocab, buckets);
+  const torch::Tensor hashed = ngram_buckets(ids, vocab, buckets, 2);
   auto b = hashed.accessor<std::int64_t, 2>();
   EXPECT_EQ(b[0][0], 0) << "[CLS] starts no bigram";
   EXPECT_GE(b[0][1], 1);
@@ -52,6 +52,37 @@ TEST(BertBigrams, HashPairsIntoBucketsAndHideSpecialTokens) {
   EXPECT_EQ(b[0][5], 0) << "and the one it starts";
   EXPECT_EQ(b[0][6], 0) << "[SEP] ends no bigram";
   EXPECT_EQ(b[0][8], 0) << "padding has none";
+}
+
+TEST(BertTrigrams, HashTriplesIntoBucketsAndHideSpecialTokens) {
+  const std::int64_t vocab = 50, buckets = 97;
+  torch::Tensor ids = torch::tensor(std::vector<std::int64_t>{kCls, 7, 9, 8, 7, 9, 8, kMask, 9, 6, kSep},
+                                    torch::kInt64).view({1, 11});
+  auto b = ngram_buckets(ids, vocab, buckets, 3).contiguous();
+  auto t = b.accessor<std::int64_t, 2>();
+  EXPECT_EQ(t[0][0], 0) << "[CLS] starts no trigram";
+  EXPECT_GE(t[0][1], 1);
+  EXPECT_LT(t[0][1], buckets);
+  EXPECT_EQ(t[0][1], t[0][4]) << "(7,9,8) gets one bucket wherever it stands";
+  EXPECT_NE(t[0][1], t[0][2]) << "(7,9,8) and (9,8,7) differ here";
+  for (int i : {5, 6, 7}) EXPECT_EQ(t[0][i], 0) << "the mask hides every trigram through it, at " << i;
+  EXPECT_EQ(t[0][8], 0) << "(9,6,[SEP]) is cut by [SEP]";
+  EXPECT_NE(t[0][1], ngram_buckets(ids, vocab, buckets, 2)[0][1].item<std::int64_t>())
+      << "a trigram is not hashed as its leading bigram";
+}
+
+TEST(BertNgrams, TablesStartWithAZeroNoNgramRowAndOthersRandom) {
+  // vocab, layers, hidden, heads, ff, max_len, dropouts, bigram and trigram buckets
+  const Architecture arch{40, 1, 16, 2, 32, 16, 0.1, 0.1, 64, 32};
+  ClassifierModel model(arch, 3, std::make_shared<MaskRng>(1));
+  int tables = 0;
+  for (const auto& p : model->named_parameters()) {
+    if (p.key().find("gram_embedding") == std::string::npos) continue;
+    ++tables;
+    EXPECT_EQ(p.value()[0].abs().max().item<float>(), 0.0f) << p.key();
+    EXPECT_GT(p.value()[1].abs().max().item<float>(), 0.0f) << p.key();
+  }
+  EXPECT_EQ(tables, 2);
 }
 
 TEST(BertPayload, TensorsRoundTripAndCorruptionIsAModelFormatError) {
