@@ -42,13 +42,14 @@ PY
 assert_eq "$(python3 -c "import json,sys; print('\n'.join(json.loads(l)['label'] for l in open(sys.argv[1])))" "$dir/pred.jsonl")" \
   "$(cut -f2 "$dir/pred.tsv")" "tsv labels match jsonl labels"
 
-# Quantised: a much smaller payload, accuracy within two points on this slice.
+# Quantised: a much smaller payload that loses at most two points on this slice (it is a
+# second Hogwild training, so on 500 titles it may as well come out ahead).
 "$NEWSCLS_BIN" train --model fasttext --data "$dir/data" --out "$dir/small" --threads 2 --seed 3 \
   --set epochs=5 --set quantize=true --set quantize_keep_rows=10000 >/dev/null
 full_bytes=$(stat -c %s "$dir/model/fasttext.bin")
 small_bytes=$(stat -c %s "$dir/small/fasttext.bin")
 (( small_bytes * 3 < full_bytes )) || fail "quantised payload $small_bytes bytes is not a third of $full_bytes"
-assert_eq True "$(json_get "$dir/small/manifest.json" "abs(j['training']['test_accuracy'] - $train_acc) < 0.02")" \
+assert_eq True "$(json_get "$dir/small/manifest.json" "$train_acc - j['training']['test_accuracy'] < 0.02")" \
   "quantised accuracy"
 
 # Autotune with a tiny budget records its trials and the chosen values in the manifest.
