@@ -23,6 +23,9 @@ void merge_config(nlohmann::json& config, const nlohmann::json& overrides, const
 void apply_override(nlohmann::json& config, const std::string& assignment);
 // The config without "_"-prefixed documentation keys.
 nlohmann::json strip_docs(const nlohmann::json& config);
+// The one unknown-key policy of every family: a key of `config` (documentation keys aside)
+// that `defaults` lacks is a ConfigError "unknown key for <family>".
+void check_config_keys(const nlohmann::json& config, const nlohmann::json& defaults, const std::string& family);
 
 // Typed getters that throw ConfigError(key, ...) when missing, mistyped or out of range.
 long long config_int(const nlohmann::json& config, const std::string& key, long long min, long long max);

@@ -76,6 +76,15 @@ nlohmann::json strip_docs(const nlohmann::json& config) {
   return out;
 }
 
+void check_config_keys(const nlohmann::json& config, const nlohmann::json& defaults, const std::string& family) {
+  if (!config.is_object()) throw ConfigError(family, "a config must be a JSON object");
+  for (auto it = config.begin(); it != config.end(); ++it) {
+    if (!is_doc_key(it.key()) && !defaults.contains(it.key())) {
+      throw ConfigError(it.key(), "unknown key for " + family);
+    }
+  }
+}
+
 long long config_int(const nlohmann::json& config, const std::string& key, long long min, long long max) {
   const nlohmann::json& v = lookup(config, key);
   if (!v.is_number()) throw ConfigError(key, std::string("expected an integer, got ") + type_name(v));
