@@ -38,7 +38,7 @@ void run_attention(const AttentionOptions& o) {
 void setup_attention(CLI::App& app) {
   auto o = std::make_shared<AttentionOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "attention", "Write attention weights of each input title as i.json, i.npy and i.html (bert)");
+      "attention", "Write attention weights of each input title as i.json, i.npy and i.html (families with attention)");
   add_model_dir_option(*cmd, o->model_dir);
   cmd->add_option("--input", o->input, "Titles, one per line (title<TAB>label accepted; - = stdin)")->required();
   cmd->add_option("--out", o->out_dir, "Directory for the dumps")->required();

@@ -4,9 +4,8 @@
 
 #include "commands.h"
 #include "common_options.h"
-#include "bert/bert.h"
 #include "newscls/bundle.h"
-#include "newscls/classifier.h"
+#include "newscls/registry.h"
 
 namespace newscls::app {
 
@@ -17,9 +16,8 @@ void setup_info(CLI::App& app) {
   add_model_dir_option(*cmd, *model_dir);
   cmd->callback([model_dir] {
     const Bundle bundle = Bundle::open(*model_dir);
-    // Loading is the only full check: the family must exist, accept the config and parse
-    // every payload. A pretrained encoder is no classifier; its checksums are all we check.
-    if (bundle.manifest().family != bert::kEncoderFamily) load_classifier(bundle);
+    // The family must exist and check the bundle as fully as loading it would.
+    family_of_bundle(bundle).verify(bundle);
     nlohmann::json j = manifest_to_json(bundle.manifest());
     std::uintmax_t total = 0;
     for (auto& [name, payload] : j["payloads"].items()) {

@@ -3,7 +3,9 @@
 
 #include "commands.h"
 #include "common_options.h"
+#include "newscls/error.h"
 #include "newscls/pipeline.h"
+#include "newscls/registry.h"
 
 namespace newscls::app {
 
@@ -15,21 +17,22 @@ void setup_pipeline(CLI::App& app) {
   cmd->add_option("--out", r->out_dir, "Run folder (default: runs/<timestamp>)");
   cmd->add_option("--stages", r->stages, "Comma-separated stages, in the order to run")
       ->delimiter(',')
-      ->check(CLI::IsMember({"tfidf-rf", "fasttext", "bert", "llm"}));
+      ->check(CLI::IsMember(known_families()));
   cmd->add_option("--config-dir", r->config_dir, "Folder with <stage>.json config overrides");
   cmd->add_option("--set", r->overrides, "Override a stage's config key: <stage>.<key>=value (repeatable)");
   add_seed_option(*cmd, r->seed);
   add_threads_option(*cmd, r->threads);
   add_skip_bad_lines_option(*cmd, r->skip_bad_lines);
   cmd->add_flag("--resume", r->resume, "Skip stages whose bundle and metrics are complete; resume bert from its checkpoint");
-  cmd->add_option("--attention-titles", r->attention_titles, "BERT attention heatmaps shown in the report")
+  cmd->add_option("--attention-titles", r->attention_titles, "Attention heatmaps shown in the report (families with attention)")
       ->capture_default_str();
   cmd->callback([r] {
     const PipelineSummary summary = run_pipeline(*r);
     for (const StageResult& s : summary.stages) {
-      std::printf("%-10s %-8s %s\n", s.stage.c_str(), s.status.c_str(), s.reason.c_str());
+      std::printf("%-10s %-8s %s\n", s.stage.c_str(), to_string(s.status), s.reason.c_str());
     }
     std::printf("report: %s/report.html\n", summary.run_dir.c_str());
+    if (summary.any_failed()) throw Error(ErrorKind::kData, "a stage failed (see above and pipeline.json)");
   });
 }
 

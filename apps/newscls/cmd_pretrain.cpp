@@ -3,18 +3,16 @@
 
 #include <spdlog/spdlog.h>
 
-#include "bert/bert.h"
 #include "commands.h"
 #include "common_options.h"
 #include "newscls/data.h"
-#include "newscls/error.h"
 #include "newscls/workflow.h"
 
 namespace newscls::app {
 namespace {
 
 struct PretrainOptions {
-  std::string family = "bert", data_dir, out_dir = "runs/bert-encoder", config_file;
+  std::string family, data_dir, out_dir, config_file;
   std::vector<std::string> overrides;
   std::uint64_t seed = 1;
   int threads = 0;
@@ -22,19 +20,20 @@ struct PretrainOptions {
 };
 
 void run_pretrain(const PretrainOptions& o) {
+  const Family& family = find_family(o.family);
   const DataLayout layout = resolve_data_dir(o.data_dir);
   const LabelSet labels = read_class_file(layout.classes());
   const Dataset train = read_labeled_file(layout.train(), labels.size(), ReadOptions{o.skip_bad_lines});
-  bert::PretrainRequest request;
+  PretrainRequest request;
   request.config = build_config(o.family, o.config_file, o.overrides);
   request.train = &train;
   request.labels = &labels;
   request.seed = o.seed;
   request.threads = o.threads > 0 ? o.threads : default_thread_count();
-  request.out_dir = o.out_dir;
-  spdlog::info("pretraining a bert encoder on {} titles of {}", train.size(), layout.train());
-  const nlohmann::json facts = bert::pretrain_encoder_bundle(request);
-  std::printf("encoder bundle %s: %lld steps, mlm loss %.4f, %.0f titles/s\n", o.out_dir.c_str(),
+  request.out_dir = o.out_dir.empty() ? "runs/" + o.family + "-encoder" : o.out_dir;
+  spdlog::info("pretraining a {} encoder on {} titles of {}", o.family, train.size(), layout.train());
+  const nlohmann::json facts = family.pretrain(request);
+  std::printf("encoder bundle %s: %lld steps, mlm loss %.4f, %.0f titles/s\n", request.out_dir.c_str(),
               facts.value("pretrain_steps", 0LL), facts.value("pretrain_mlm_loss", 0.0),
               facts.value("pretrain_titles_per_s", 0.0));
 }
@@ -44,13 +43,13 @@ void run_pretrain(const PretrainOptions& o) {
 void setup_pretrain(CLI::App& app) {
   auto o = std::make_shared<PretrainOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "pretrain", "Pretrain a BERT encoder with masked-language modelling on the training titles");
-  cmd->add_option("--model", o->family, "Model family (only bert has an encoder to pretrain)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"bert"}));
+      "pretrain", "Pretrain a model family's encoder with masked-language modelling on the training titles");
+  cmd->add_option("--model", o->family, "Model family with an encoder to pretrain")
+      ->required()
+      ->check(CLI::IsMember(known_families()));
   add_data_option(*cmd, o->data_dir);
-  cmd->add_option("--out", o->out_dir, "Encoder bundle directory to write")->capture_default_str();
-  cmd->add_option("--config", o->config_file, "JSON file overriding the bert default config");
+  cmd->add_option("--out", o->out_dir, "Encoder bundle directory to write (default: runs/<model>-encoder)");
+  cmd->add_option("--config", o->config_file, "JSON file overriding the family's default config");
   cmd->add_option("--set", o->overrides, "Override one config key, key=value (repeatable)");
   add_seed_option(*cmd, o->seed);
   add_threads_option(*cmd, o->threads);

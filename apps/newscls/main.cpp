@@ -6,7 +6,6 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "blas_env.h"
 #include "commands.h"
 #include "newscls/error.h"
 #include "newscls/interrupt.h"
@@ -36,7 +35,6 @@ int report(const newscls::Error& e) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  newscls::app::ensure_blas_environment(argv);
   CLI::App app{"newscls: classify Chinese news titles (TF-IDF + random forest, fastText, BERT, LLM zero-shot)"};
   app.require_subcommand(1);
   app.fallthrough();  // global options such as --log-level may follow the subcommand

@@ -1,15 +1,14 @@
-// The one interface every model family implements, and the factory keyed by family name.
+// The one interface every model family's classifier implements.
 //
-// A family is configured (validated JSON config), trained on a TrainContext, and turns
-// raw titles into Predictions. It saves itself as payloads of a bundle and loads back
-// from one; load_classifier(dir) reads the family from the bundle's manifest.
+// A classifier is configured (validated JSON config), trained on a TrainContext, and turns
+// raw titles into Predictions. It saves itself as payloads of a bundle and loads back from
+// one. Families and the registry that makes classifiers are in family.h and registry.h.
 //
-//   auto model = make_classifier("tfidf-rf");
+//   auto model = make_classifier("tfidf-rf");            // newscls/registry.h
 //   nlohmann::json cfg = default_config("tfidf-rf");  apply_override(cfg, "n_trees=10");
 //   model->configure(cfg);
 //   model->train(ctx);
 //   std::vector<Prediction> p = model->predict_batch(titles);
-//   auto again = load_classifier("runs/tfidf-rf");
 #pragma once
 
 #include <cstddef>
@@ -31,6 +30,9 @@ struct Prediction {
   float score = 0;                // probability of `label`
   std::vector<float> probs;       // one per class; empty for an unknown answer
 };
+
+// The most probable class of a probability vector (the first on ties).
+Prediction prediction_from_probs(std::vector<float> probs);
 
 struct TrainContext {
   const Dataset* train = nullptr;
@@ -76,13 +78,5 @@ class Classifier {
   virtual void dump_attention(const std::vector<std::string>& titles, std::size_t first_index,
                               const std::string& out_dir);
 };
-
-std::vector<std::string> known_families();
-// Throws UsageError for an unknown family.
-std::unique_ptr<Classifier> make_classifier(const std::string& family);
-nlohmann::json default_config(const std::string& family);
-// Opens and verifies the bundle, builds its family, configures it and loads the payloads.
-std::unique_ptr<Classifier> load_classifier(const std::string& dir);
-std::unique_ptr<Classifier> load_classifier(const Bundle& bundle);
 
 }  // namespace newscls

@@ -1,9 +1,9 @@
 // The main job: train and evaluate the stages in order of cost into one run folder, then
 // write a comparison report (report.md, report.html) there.
 //
-// A stage that fails is recorded with its error and the next one still runs. The LLM stage
-// runs only when an API key is in the environment or its base_url was set; otherwise it is
-// reported as skipped with the reason. With resume, stages whose bundle and metrics are
+// A stage that fails is recorded with its error and the next one still runs. A stage whose
+// family says it cannot run here (the LLM stage without an API key) is reported as skipped
+// with the family's reason. With resume, stages whose bundle and metrics are
 // complete are not run again.
 //
 //   PipelineRequest req; req.stages = {"tfidf-rf", "fasttext"};
@@ -32,9 +32,14 @@ struct PipelineRequest {
   std::size_t attention_titles = 3;    // BERT attention heatmaps shown in the report
 };
 
+enum class StageStatus { kDone, kResumed, kSkipped, kFailed };
+
+// "done", "resumed", "skipped", "failed": the words pipeline.json and the report use.
+const char* to_string(StageStatus status);
+
 struct StageResult {
   std::string stage;
-  std::string status;                  // "done", "resumed", "skipped", "failed"
+  StageStatus status = StageStatus::kDone;
   std::string reason;                  // why skipped or failed
   double wall_seconds = 0;
 };
@@ -42,6 +47,8 @@ struct StageResult {
 struct PipelineSummary {
   std::string run_dir;
   std::vector<StageResult> stages;
+  // Whether a stage that ran failed (a skipped stage is no failure).
+  bool any_failed() const;
 };
 
 PipelineSummary run_pipeline(const PipelineRequest& request);

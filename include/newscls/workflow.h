@@ -1,9 +1,11 @@
-// The train and eval workflows shared by the CLI subcommands and the pipeline.
+// The train, eval and predict workflows shared by the CLI subcommands and the pipeline.
 //
 // train_model: read data -> build config (defaults, --config, --set) -> train -> evaluate on
 // test -> write the bundle with metrics.json, confusion.svg and test predictions, atomically.
 // evaluate_model: predict a labelled set in batches with a progress bar and running
 // accuracy, and compute metrics (a seeded class-stratified sample when the model asks).
+// run_eval: `newscls eval` (a bundle on a split or file, its files, attention dumps).
+// run_predict: `newscls predict` (titles in, one JSONL or TSV line out per title, streamed).
 //
 //   TrainRequest req; req.family = "tfidf-rf"; req.out_dir = "runs/tfidf-rf";
 //   TrainOutcome out = train_model(req);
@@ -18,6 +20,8 @@
 #include "newscls/classifier.h"
 #include "newscls/data.h"
 #include "newscls/metrics.h"
+#include "newscls/predict_output.h"
+#include "newscls/registry.h"
 
 namespace newscls {
 
@@ -67,6 +71,31 @@ EvalOutcome evaluate_model(Classifier& model, const Dataset& data, const LabelSe
 nlohmann::json eval_report_json(const EvalOutcome& outcome, const Classifier& model, const std::string& data_path);
 void write_eval_files(const std::string& metrics_path, const EvalOutcome& outcome, const nlohmann::json& metrics_json,
                       const Dataset& data, const LabelSet& labels, const std::string& title);
+
+struct EvalRequest {
+  std::string model_dir, data_dir, split = "test", input, out;  // out "" = <model_dir>/metrics.json
+  std::uint64_t seed = 1;
+  int threads = 0;
+  bool skip_bad_lines = false;
+  std::size_t dump_attention = 0;   // attention dumps of the first N titles, into attention/
+};
+
+struct EvalRun {
+  std::string family, data_path;
+  Metrics metrics;
+};
+
+EvalRun run_eval(const EvalRequest& request);
+
+struct PredictRequest {
+  std::string model_dir, input = "-", output = "-";  // "-" = stdin, stdout
+  PredictionFormat format = PredictionFormat::kJsonl;
+  int top_k = 3;
+  int threads = 0;
+};
+
+// Returns the number of titles predicted.
+std::size_t run_predict(const PredictRequest& request);
 
 // A seeded class-stratified sample of n positions (all when n == 0 or n >= size).
 std::vector<std::size_t> stratified_sample(const std::vector<int>& labels, std::size_t n, std::uint64_t seed);

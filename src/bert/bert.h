@@ -4,7 +4,7 @@
 // An encoder bundle is a model bundle of family "bert-encoder" with payloads vocab.bin
 // (CharVocab) and encoder.bin (named tensors); `train --init DIR` fine-tunes from it.
 //
-//   PretrainRequest req{config, &train, &labels, seed, threads, "runs/bert-encoder"};
+//   PretrainRequest req{config, &train, &labels, seed, threads, "runs/bert-encoder"};  // newscls/family.h
 //   nlohmann::json facts = pretrain_encoder_bundle(req);
 #pragma once
 
@@ -15,23 +15,16 @@
 #include <nlohmann/json.hpp>
 
 #include "newscls/classifier.h"
+#include "newscls/family.h"
 
 namespace newscls::bert {
 
+const Family& family();
 std::unique_ptr<Classifier> make_classifier();
 // Documented defaults; configs/bert.json mirrors them (a unit test checks).
 nlohmann::json default_config();
 
 constexpr const char* kEncoderFamily = "bert-encoder";
-
-struct PretrainRequest {
-  nlohmann::json config;          // a full bert config (default_config() + overrides)
-  const Dataset* train = nullptr;
-  const LabelSet* labels = nullptr;
-  std::uint64_t seed = 1;
-  int threads = 1;
-  std::string out_dir;
-};
 
 // Builds the vocabulary, pretrains for pretrain_epochs (capped by pretrain_max_steps) and
 // commits the encoder bundle to out_dir. Returns the training facts.

@@ -36,14 +36,7 @@ Encoded encode_all(const CharVocab& vocab, const std::vector<std::string>& title
   return out;
 }
 
-void check_known_keys(const nlohmann::json& config) {
-  if (!config.is_object()) throw ConfigError("bert", "config must be a JSON object");
-  const nlohmann::json defaults = default_options_json();
-  for (auto it = config.begin(); it != config.end(); ++it) {
-    if (!it.key().empty() && it.key()[0] == '_') continue;
-    if (!defaults.contains(it.key())) throw ConfigError(it.key(), "unknown key for model bert");
-  }
-}
+void check_known_keys(const nlohmann::json& config) { check_config_keys(config, default_options_json(), "bert"); }
 
 void apply_threads(int threads) {
   if (threads > 0) at::set_num_threads(threads);

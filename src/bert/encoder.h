@@ -6,7 +6,7 @@
 // the [CLS] vector through a tanh pooler; the MLM head ties its decoder to the token
 // embedding matrix.
 //
-//   Architecture arch{vocab_size, 4, 256, 4, 1024, 64, 0.1, 0.1};
+//   Architecture arch{vocab_size, 2, 256, 4, 512, 64, 0.1, 0.1, 32768};
 //   auto rng = std::make_shared<MaskRng>(seed);
 //   ClassifierModel model(arch, 10, rng);
 //   EncoderOutput e = model->encoder->forward(ids, key_valid, /*keep_weights=*/true);
@@ -25,8 +25,9 @@ namespace newscls::bert {
 
 struct Architecture {
   std::int64_t vocab_size = 0;
-  std::int64_t layers = 4, hidden = 256, heads = 4, ff = 1024, max_len = 64;
-  double dropout = 0.1, attention_dropout = 0.1;
+  // Defaults live in the config (bert/options.cpp), not here.
+  std::int64_t layers = 0, hidden = 0, heads = 0, ff = 0, max_len = 0;
+  double dropout = 0, attention_dropout = 0;
   std::int64_t bigram_buckets = 0;   // 0: no character-bigram embedding
   std::int64_t trigram_buckets = 0;  // 0: no character-trigram embedding
 };

@@ -1,4 +1,7 @@
 // The bert family's config: defaults (mirrored in configs/bert.json) and validation.
+//
+// default_options_json() is the single source of the defaults; Options and Architecture
+// hold no defaults of their own (zero until parse_options fills them from a config).
 #pragma once
 
 #include <cstdint>
@@ -11,22 +14,22 @@ namespace newscls::bert {
 
 struct Options {
   Architecture arch;          // vocab_size filled in once the vocabulary exists
-  int vocab_min_count = 2;
-  int vocab_max_size = 8000;
-  int batch_size = 64;
-  int predict_batch_size = 256;
-  int epochs = 5;
-  int pretrain_epochs = 3;
-  double lr = 2e-4;
-  double pretrain_lr = 5e-4;
-  double warmup = 0.06;       // fraction of the optimiser steps spent warming up
-  double weight_decay = 0.01;
-  double clip_norm = 1.0;
-  double mask_prob = 0.15;
-  std::int64_t max_steps = 0;           // 0 = no cap
-  std::int64_t pretrain_max_steps = 0;  // 0 = no cap
-  int patience = 2;
-  int max_threads = 1;
+  int vocab_min_count{};
+  int vocab_max_size{};
+  int batch_size{};
+  int predict_batch_size{};
+  int epochs{};
+  int pretrain_epochs{};
+  double lr{};
+  double pretrain_lr{};
+  double warmup{};       // fraction of the optimiser steps spent warming up
+  double weight_decay{};
+  double clip_norm{};
+  double mask_prob{};
+  std::int64_t max_steps{};           // 0 = no cap
+  std::int64_t pretrain_max_steps{};  // 0 = no cap
+  int patience{};
+  int max_threads{};
 };
 
 nlohmann::json default_options_json();

@@ -1,9 +1,7 @@
 // The fasttext family behind the Classifier interface: config, training (optionally with
 // autotune and quantisation), batched multi-threaded prediction, bundle payloads.
 #include <algorithm>
-#include <chrono>
 #include <optional>
-#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -14,6 +12,8 @@
 #include "fasttext/quantize.h"
 #include "fasttext/settings.h"
 #include "newscls/error.h"
+#include "newscls/parallel.h"
+#include "newscls/stopwatch.h"
 #include "newscls/text.h"
 
 namespace newscls::fasttext {
@@ -28,14 +28,6 @@ std::vector<std::string> normalize_all(const std::vector<std::string>& titles) {
   out.reserve(titles.size());
   for (const std::string& t : titles) out.push_back(normalize_title(t));
   return out;
-}
-
-Prediction to_prediction(const std::vector<float>& probs) {
-  Prediction p;
-  p.probs = probs;
-  p.label = static_cast<int>(std::max_element(probs.begin(), probs.end()) - probs.begin());
-  p.score = probs[static_cast<std::size_t>(p.label)];
-  return p;
 }
 
 class FastTextClassifier : public Classifier {
@@ -75,7 +67,7 @@ class FastTextClassifier : public Classifier {
 
 nlohmann::json FastTextClassifier::train(const TrainContext& ctx) {
   if (!ctx.train || !ctx.labels) throw UsageError("fasttext: training needs a train set and labels");
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch watch;
   const int threads = train_threads(ctx);
   const std::vector<std::string> titles = normalize_all(ctx.train->titles);
   nlohmann::json facts = nlohmann::json::object();
@@ -94,7 +86,7 @@ nlohmann::json FastTextClassifier::train(const TrainContext& ctx) {
   if (ctx.dev && ctx.dev->size() > 0) {
     facts["dev_accuracy"] = engine_accuracy(*engine_, normalize_all(ctx.dev->titles), ctx.dev->labels, threads);
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = watch.seconds();
   facts["train_titles_per_second"] = static_cast<double>(titles.size()) * settings_.epochs * settings_.ensemble / seconds;
   return facts;
 }
@@ -102,22 +94,10 @@ nlohmann::json FastTextClassifier::train(const TrainContext& ctx) {
 std::vector<Prediction> FastTextClassifier::predict_batch(const std::vector<std::string>& titles) {
   if (!engine_) throw UsageError("fasttext: predict before train or load");
   std::vector<Prediction> out(titles.size());
-  auto run = [&](std::size_t begin, std::size_t end) {
+  parallel_for(titles.size(), threads_, [&](std::size_t begin, std::size_t end, int) {
     Predictor predictor(*engine_);
-    for (std::size_t i = begin; i < end; ++i) out[i] = to_prediction(predictor.probs(normalize_title(titles[i])));
-  };
-  const std::size_t parts = std::clamp<std::size_t>(titles.size() / kMinTitlesPerThread, 1,
-                                                    static_cast<std::size_t>(threads_));
-  if (parts == 1) {
-    run(0, titles.size());
-    return out;
-  }
-  std::vector<std::thread> workers;
-  for (std::size_t t = 1; t < parts; ++t) {
-    workers.emplace_back(run, titles.size() * t / parts, titles.size() * (t + 1) / parts);
-  }
-  run(0, titles.size() / parts);
-  for (auto& w : workers) w.join();
+    for (std::size_t i = begin; i < end; ++i) out[i] = prediction_from_probs(predictor.probs(normalize_title(titles[i])));
+  }, kMinTitlesPerThread);
   return out;
 }
 

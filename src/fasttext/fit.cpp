@@ -2,21 +2,15 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "fasttext/trainer.h"
+#include "newscls/parallel.h"
+#include "newscls/stopwatch.h"
 
 namespace newscls::fasttext {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 Examples make_examples(const FeatureExtractor& fx, const std::vector<std::string>& titles,
                        const std::vector<int>& labels) {
@@ -31,21 +25,6 @@ Examples make_examples(const FeatureExtractor& fx, const std::vector<std::string
     ex.add(ids, labels[i]);
   }
   return ex;
-}
-
-// Runs fn(begin, end) over [0, n) split into `threads` contiguous parts.
-template <typename Fn>
-void parallel_ranges(std::size_t n, int threads, Fn fn) {
-  const std::size_t parts = std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(threads), n / 64));
-  if (parts == 1) {
-    fn(std::size_t{0}, n);
-    return;
-  }
-  std::vector<std::thread> workers;
-  for (std::size_t t = 0; t < parts; ++t) {
-    workers.emplace_back([&, t] { fn(n * t / parts, n * (t + 1) / parts); });
-  }
-  for (auto& w : workers) w.join();
 }
 
 }  // namespace
@@ -66,7 +45,7 @@ FitResult fit_engine(const Settings& settings, const std::vector<std::string>& n
 FitResult fit_with_features(FeatureExtractor features, const Settings& settings,
                             const std::vector<std::string>& normalized_titles, const std::vector<int>& labels,
                             int num_labels, const FitOptions& options) {
-  const auto start = Clock::now();
+  const Stopwatch watch;
   FitResult result;
   Engine& engine = result.engine;
   engine.features = std::move(features);
@@ -74,7 +53,7 @@ FitResult fit_with_features(FeatureExtractor features, const Settings& settings,
   const std::int64_t rows = engine.features.rows();
   std::vector<float> weights;
   if (settings.idf) weights = idf_weights(examples, rows);
-  const double prepare_seconds = seconds_since(start);
+  const double prepare_seconds = watch.seconds();
   spdlog::info("fasttext: {} titles, {} characters + {} n-gram buckets = {} rows x {} dims ({:.0f} MB)",
                examples.size(), engine.features.vocab_size(), engine.features.kept_buckets().size(), rows,
                settings.dim, static_cast<double>(rows) * settings.dim * 4 / 1e6 * settings.ensemble);
@@ -110,7 +89,7 @@ FitResult fit_with_features(FeatureExtractor features, const Settings& settings,
       {"rows", rows},
       {"last_epoch_loss", loss},
       {"prepare_seconds", prepare_seconds},
-      {"fit_seconds", seconds_since(start)},
+      {"fit_seconds", watch.seconds()},
   };
   return result;
 }
@@ -119,7 +98,7 @@ double engine_accuracy(const Engine& engine, const std::vector<std::string>& nor
                        const std::vector<int>& labels, int threads) {
   if (normalized_titles.empty()) return 0.0;
   std::atomic<std::size_t> total_correct{0};
-  parallel_ranges(normalized_titles.size(), threads, [&](std::size_t begin, std::size_t end) {
+  parallel_for(normalized_titles.size(), threads, [&](std::size_t begin, std::size_t end, int) {
     Predictor predictor(engine);
     std::size_t ok = 0;
     for (std::size_t i = begin; i < end; ++i) {
@@ -127,7 +106,7 @@ double engine_accuracy(const Engine& engine, const std::vector<std::string>& nor
       ok += static_cast<int>(std::max_element(p.begin(), p.end()) - p.begin()) == labels[i];
     }
     total_correct += ok;
-  });
+  }, /*min_per_worker=*/64);
   return static_cast<double>(total_correct.load()) / static_cast<double>(normalized_titles.size());
 }
 

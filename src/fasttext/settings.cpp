@@ -41,9 +41,7 @@ nlohmann::json settings_defaults() { return to_json(Settings{}); }
 
 Settings parse_settings(const nlohmann::json& raw) {
   const nlohmann::json config = strip_docs(raw);
-  for (auto it = config.begin(); it != config.end(); ++it) {
-    if (!settings_defaults().contains(it.key())) throw ConfigError(it.key(), "unknown key for fasttext");
-  }
+  check_config_keys(config, settings_defaults(), "fasttext");
   Settings s;
   s.dim = static_cast<int>(config_int(config, "dim", 1, 1024));
   s.epochs = static_cast<int>(config_int(config, "epochs", 1, 1000));

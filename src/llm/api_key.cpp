@@ -50,4 +50,13 @@ ApiKey resolve_api_key(const std::string& key_env, const std::string& base_url) 
                                        key_variables(key_env));
 }
 
+std::string unavailable_reason(const nlohmann::json& config) {
+  try {
+    resolve_api_key(config.value("api_key_env", kDefaultKeyEnv), config.value("base_url", ""));
+    return {};
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+}
+
 }  // namespace newscls::llm

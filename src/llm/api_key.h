@@ -10,6 +10,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace newscls::llm {
 
 constexpr const char* kDefaultKeyEnv = "NEWSCLS_LLM_API_KEY";
@@ -25,5 +27,7 @@ bool is_loopback_url(const std::string& url);
 ApiKey resolve_api_key(const std::string& key_env, const std::string& base_url);
 // "NEWSCLS_LLM_API_KEY (or DEEPSEEK_API_KEY)" for the default, else key_env.
 std::string key_variables(const std::string& key_env);
+// Empty when the client would find a key for this effective config; else why not.
+std::string unavailable_reason(const nlohmann::json& config);
 
 }  // namespace newscls::llm

@@ -8,7 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "newscls/atomic_file.h"
-#include "newscls/classifier.h"
+#include "newscls/registry.h"
 #include "pipeline/stage_facts.h"
 #include "report/svg.h"
 
@@ -49,11 +49,11 @@ std::string cost_text(const StageFacts& s) {
 
 // One row per stage: the numbers both report.md and report.html show.
 std::vector<std::string> table_row(const StageFacts& s) {
-  if (!s.has_metrics) return {s.result.stage, s.result.status + (s.result.reason.empty() ? "" : ": " + s.result.reason),
+  if (!s.has_metrics) return {s.result.stage, to_string(s.result.status) + (s.result.reason.empty() ? "" : ": " + s.result.reason),
                               "-", "-", "-", "-", "-", "-"};
   const double train_s = number_at(s.metrics, "/training/train_seconds"_json_pointer);
   return {s.result.stage,
-          s.result.status,
+          to_string(s.result.status),
           fmt_double(s.metrics.value("accuracy", 0.0), 4),
           fmt_double(s.metrics.value("macro_f1", 0.0), 4),
           train_s < 0 ? "-" : fmt_double(train_s, 1),
@@ -109,22 +109,31 @@ std::string per_class_f1_svg(const std::vector<StageFacts>& stages) {
   return series.empty() ? "" : report::grouped_bars_svg(classes, series, "Per-class F1 on test");
 }
 
-// Writes BERT attention heatmaps of a few titles; returns the html files written.
-std::vector<std::string> bert_attention(const std::vector<StageFacts>& stages, const std::vector<Disagreement>& picks,
-                                        std::size_t n) {
-  auto bert = std::find_if(stages.begin(), stages.end(), [](const StageFacts& s) { return s.result.stage == "bert"; });
-  if (bert == stages.end() || !bert->has_metrics || n == 0) return {};
+bool stage_has_attention(const StageFacts& s) {
+  try {
+    return find_family(s.result.stage).has_attention();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// Writes attention heatmaps of a few titles from the first stage whose family has attention
+// weights; returns the html files written.
+std::vector<std::string> stage_attention(const std::vector<StageFacts>& stages, const std::vector<Disagreement>& picks,
+                                         std::size_t n) {
+  auto source = std::find_if(stages.begin(), stages.end(), [](const StageFacts& s) { return s.has_metrics && stage_has_attention(s); });
+  if (source == stages.end() || n == 0) return {};
   std::vector<std::string> titles;
   for (const Disagreement& d : picks) {
     if (titles.size() < n) titles.push_back(d.title);
   }
-  for (auto it = bert->predictions.begin(); titles.size() < n && it != bert->predictions.end(); ++it) {
+  for (auto it = source->predictions.begin(); titles.size() < n && it != source->predictions.end(); ++it) {
     titles.push_back(it->second.title);
   }
-  const std::string dir = bert->dir + "/attention";
+  const std::string dir = source->dir + "/attention";
   try {
     make_directories(dir);
-    load_classifier(bert->dir)->dump_attention(titles, 0, dir);
+    load_classifier(source->dir)->dump_attention(titles, 0, dir);
   } catch (const std::exception& e) {
     spdlog::warn("report: no attention heatmaps: {}", e.what());
     return {};
@@ -158,7 +167,7 @@ std::string markdown(const std::vector<StageFacts>& stages, const std::vector<Di
     md += "\n";
   }
   if (!attention.empty()) {
-    md += "\n## BERT attention\n\n";
+    md += "\n## Attention heatmaps\n\n";
     for (const std::string& f : attention) md += "- [" + std::filesystem::path(f).filename().string() + "](" +
                                                    std::filesystem::relative(f, run_dir).string() + ")\n";
   }
@@ -205,7 +214,7 @@ std::string html(const std::vector<StageFacts>& stages, const std::vector<Disagr
   }
   h += html_table(header, rows);
   if (!attention.empty()) {
-    h += "<h2>BERT attention heatmaps</h2>\n";
+    h += "<h2>Attention heatmaps</h2>\n";
     for (const std::string& f : attention) {
       h += "<iframe srcdoc=\"" + xml_escape(read_file(f)) + "\"></iframe>\n";
     }
@@ -219,7 +228,7 @@ void write_pipeline_report(const PipelineSummary& summary, const PipelineRequest
   std::vector<StageFacts> stages;
   for (const StageResult& r : summary.stages) stages.push_back(read_stage_facts(r, summary.run_dir));
   const std::vector<Disagreement> picks = disagreements(stages, 15);
-  const std::vector<std::string> attention = bert_attention(stages, picks, request.attention_titles);
+  const std::vector<std::string> attention = stage_attention(stages, picks, request.attention_titles);
   write_file_atomic(summary.run_dir + "/report.md", markdown(stages, picks, attention, summary.run_dir));
   write_file_atomic(summary.run_dir + "/report.html", html(stages, picks, attention, summary.run_dir));
   spdlog::info("report: {}/report.html and report.md", summary.run_dir);

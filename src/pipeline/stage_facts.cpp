@@ -40,7 +40,7 @@ StageFacts read_stage_facts(const StageResult& result, const std::string& run_di
   StageFacts facts;
   facts.result = result;
   facts.dir = run_dir + "/" + result.stage;
-  if (result.status != "done" && result.status != "resumed") return facts;
+  if (result.status != StageStatus::kDone && result.status != StageStatus::kResumed) return facts;
   try {
     facts.metrics = nlohmann::json::parse(read_file(facts.dir + "/metrics.json"));
     facts.has_metrics = true;

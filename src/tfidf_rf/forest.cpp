@@ -1,18 +1,16 @@
 #include "tfidf_rf/forest.h"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 
 #include "newscls/error.h"
 #include "newscls/splitmix.h"
 #include "newscls/interrupt.h"
+#include "newscls/parallel.h"
 #include "tfidf_rf/forest_layout.h"
 
 namespace newscls::tfidf_rf {
@@ -409,33 +407,19 @@ RandomForest RandomForest::fit(const CsrMatrix& x, const std::vector<int>& y, in
   const auto k = static_cast<std::size_t>(num_classes);
   const CscMatrix csc = to_csc(x);
   std::vector<CompactTree> trees(n_trees);
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-
-  auto worker = [&]() {
-    try {
-      TreeBuilder builder(x, csc, y, num_classes, options);
-      builder.force_walk(options.walk);
-      for (std::size_t t = next++; t < n_trees && !failed; t = next++) {
-        if (interrupted()) throw InterruptedError();
-        const TreeResult grown = builder.build(tree_seed(options.seed, t));
-        to_preorder(grown.nodes.data(), grown.nodes.size(), 0, grown.leaf_probs.data(), k, trees[t]);
-        if (tree_done) tree_done();
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (!error) error = std::current_exception();
-      failed = true;
+  // One builder per worker: its scratch buffers are reused from tree to tree.
+  std::vector<std::optional<TreeBuilder>> builders(static_cast<std::size_t>(std::max(options.threads, 1)));
+  parallel_tasks(n_trees, options.threads, [&](std::size_t t, int worker) {
+    std::optional<TreeBuilder>& builder = builders[static_cast<std::size_t>(worker)];
+    if (!builder) {
+      builder.emplace(x, csc, y, num_classes, options);
+      builder->force_walk(options.walk);
     }
-  };
-  const std::size_t n_threads = std::min<std::size_t>(std::max(options.threads, 1), n_trees);
-  std::vector<std::thread> pool;
-  for (std::size_t i = 1; i < n_threads; ++i) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+    if (interrupted()) throw InterruptedError();
+    const TreeResult grown = builder->build(tree_seed(options.seed, t));
+    to_preorder(grown.nodes.data(), grown.nodes.size(), 0, grown.leaf_probs.data(), k, trees[t]);
+    if (tree_done) tree_done();
+  });
 
   ForestAssembler assembler(k);
   for (CompactTree& tree : trees) {

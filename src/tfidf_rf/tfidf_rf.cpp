@@ -6,16 +6,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "newscls/binary_io.h"
 #include "newscls/config.h"
 #include "newscls/error.h"
+#include "newscls/parallel.h"
 #include "newscls/progress.h"
 #include "newscls/text.h"
 #include "newscls/tokenizer.h"
@@ -31,6 +30,7 @@ constexpr char kForestMagic[4] = {'N', 'C', 'R', 'F'};
 constexpr char kSubwordMagic[4] = {'N', 'C', 'S', 'P'};
 constexpr std::uint32_t kPayloadVersion = 1;  // tfidf.bin and subword.bin; forest.bin has its own
 constexpr std::size_t kChunk = 8192;
+constexpr std::size_t kMinPerThread = 64;  // fewer titles are not worth a thread
 
 using Clock = std::chrono::steady_clock;
 
@@ -103,31 +103,6 @@ Settings parse_settings(const nlohmann::json& c) {
   return s;
 }
 
-// Runs body(begin, end) over [0, n) split into contiguous ranges, one per thread.
-template <typename Body>
-void parallel_ranges(std::size_t n, int threads, const Body& body) {
-  const std::size_t t = std::clamp<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), 1,
-                                                std::max<std::size_t>(n / 64, 1));
-  if (t == 1) {
-    body(std::size_t{0}, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  for (std::size_t i = 0; i < t; ++i) {
-    pool.emplace_back([&, i]() {
-      try {
-        body(n * i / t, n * (i + 1) / t);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-      }
-    });
-  }
-  for (std::thread& th : pool) th.join();
-  if (error) std::rethrow_exception(error);
-}
 
 class TfidfRfClassifier : public Classifier {
  public:
@@ -136,11 +111,8 @@ class TfidfRfClassifier : public Classifier {
   std::string family() const override { return "tfidf-rf"; }
 
   void configure(const nlohmann::json& config) override {
-    const nlohmann::json defaults = default_config();
+    check_config_keys(config, default_config(), "tfidf-rf");
     nlohmann::json c = strip_docs(config);
-    for (auto it = c.begin(); it != c.end(); ++it) {
-      if (!defaults.contains(it.key())) throw ConfigError(it.key(), "unknown key for tfidf-rf");
-    }
     settings_ = parse_settings(c);
     config_ = c;
   }
@@ -177,9 +149,9 @@ void TfidfRfClassifier::fit_vocabulary(const std::vector<std::string>& titles) {
   for (std::size_t start = 0; start < titles.size(); start += kChunk) {
     const std::size_t n = std::min(kChunk, titles.size() - start);
     chunk.resize(n);
-    parallel_ranges(n, threads_, [&](std::size_t a, std::size_t b) {
+    parallel_for(n, threads_, [&](std::size_t a, std::size_t b, int) {
       for (std::size_t i = a; i < b; ++i) tok.tokens(titles[start + i], chunk[i]);
-    });
+    }, kMinPerThread);
     for (const auto& doc : chunk) vectorizer.count(doc);
   }
   vectorizer.finish_fit();
@@ -189,7 +161,7 @@ void TfidfRfClassifier::fit_vocabulary(const std::vector<std::string>& titles) {
 CsrMatrix TfidfRfClassifier::vectorize(const std::vector<std::string>& titles) const {
   std::vector<SparseRow> rows(titles.size());
   const TitleTokenizer tok = tokenizer();
-  parallel_ranges(titles.size(), threads_, [&](std::size_t a, std::size_t b) {
+  parallel_for(titles.size(), threads_, [&](std::size_t a, std::size_t b, int) {
     std::vector<std::string> tokens;
     std::vector<std::int32_t> ids;
     for (std::size_t i = a; i < b; ++i) {
@@ -197,7 +169,7 @@ CsrMatrix TfidfRfClassifier::vectorize(const std::vector<std::string>& titles) c
       vectorizer_->transform(tokens, rows[i], ids);
       rows[i].shrink_to_fit();
     }
-  });
+  }, kMinPerThread);
   CsrMatrix x;
   x.cols = vectorizer_->num_features();
   std::size_t nnz = 0;
@@ -276,7 +248,7 @@ std::vector<Prediction> TfidfRfClassifier::predict_batch(const std::vector<std::
   std::vector<Prediction> out(titles.size());
   const int k = forest_->num_classes();
   const TitleTokenizer tok = tokenizer();
-  parallel_ranges(titles.size(), threads_, [&](std::size_t a, std::size_t b) {
+  parallel_for(titles.size(), threads_, [&](std::size_t a, std::size_t b, int) {
     std::vector<std::string> tokens;
     std::vector<std::int32_t> ids;
     std::vector<SparseRow> rows(b - a);
@@ -287,14 +259,10 @@ std::vector<Prediction> TfidfRfClassifier::predict_batch(const std::vector<std::
     std::vector<float> probs((b - a) * static_cast<std::size_t>(k));
     forest_->predict_proba_batch(rows.data(), rows.size(), probs.data());
     for (std::size_t i = a; i < b; ++i) {
-      Prediction& p = out[i];
       const float* row_probs = probs.data() + (i - a) * static_cast<std::size_t>(k);
-      p.probs.assign(row_probs, row_probs + k);
-      const auto best = std::max_element(p.probs.begin(), p.probs.end());
-      p.label = static_cast<int>(best - p.probs.begin());
-      p.score = *best;
+      out[i] = prediction_from_probs(std::vector<float>(row_probs, row_probs + k));
     }
-  });
+  }, kMinPerThread);
   return out;
 }
 

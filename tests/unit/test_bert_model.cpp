@@ -15,6 +15,7 @@
 #include "bert/training.h"
 #include "bert/vocab.h"
 #include "newscls/bundle.h"
+#include "newscls/registry.h"
 #include "newscls/config.h"
 #include "newscls/error.h"
 #include "test_support.h"

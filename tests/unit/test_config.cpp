@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "newscls/atomic_file.h"
-#include "newscls/classifier.h"
+#include "newscls/registry.h"
 #include "newscls/config.h"
 #include "newscls/error.h"
 #include "test_support.h"

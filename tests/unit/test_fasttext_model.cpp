@@ -10,7 +10,7 @@
 #include "fasttext/fasttext.h"
 #include "newscls/binary_io.h"
 #include "newscls/bundle.h"
-#include "newscls/classifier.h"
+#include "newscls/registry.h"
 #include "newscls/config.h"
 #include "newscls/error.h"
 #include "test_support.h"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "newscls/bundle.h"
+#include "newscls/registry.h"
 #include "newscls/config.h"
 #include "newscls/error.h"
 #include "test_support.h"

@@ -1,7 +1,6 @@
 #include "newscls/workflow.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <random>
@@ -14,16 +13,11 @@
 #include "newscls/error.h"
 #include "newscls/interrupt.h"
 #include "newscls/progress.h"
+#include "newscls/stopwatch.h"
 #include "report/svg.h"
 
 namespace newscls {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 std::string running_accuracy(std::size_t correct, std::size_t done) {
   char buf[48];
@@ -89,7 +83,7 @@ EvalOutcome evaluate_model(Classifier& model, const Dataset& data, const LabelSe
   Progress progress(options.progress_label, outcome.indices.size());
   std::size_t correct = 0;
   std::vector<std::string> titles;
-  const auto start = Clock::now();
+  const Stopwatch watch;
   for (std::size_t begin = 0; begin < outcome.indices.size(); begin += batch) {
     check_interrupted();
     const std::size_t end = std::min(outcome.indices.size(), begin + batch);
@@ -104,7 +98,7 @@ EvalOutcome evaluate_model(Classifier& model, const Dataset& data, const LabelSe
     progress.advance(end - begin, running_accuracy(correct, end));
   }
   progress.finish();
-  const double wall = seconds_since(start);
+  const double wall = watch.seconds();
   std::vector<int> truth, guesses;
   for (std::size_t k = 0; k < outcome.indices.size(); ++k) {
     truth.push_back(data.labels[outcome.indices[k]]);
@@ -132,6 +126,57 @@ void write_eval_files(const std::string& metrics_path, const EvalOutcome& outcom
   write_file_atomic(dir + "/predictions.tsv", predictions_tsv(outcome, data, labels));
   write_file_atomic(dir + "/confusion.svg", report::confusion_svg(outcome.metrics, title));
   write_file_atomic(metrics_path, metrics_json.dump(2) + "\n");
+}
+
+namespace {
+
+LabelSet labels_for(const Bundle& bundle, const EvalRequest& r) {
+  LabelSet labels{bundle.manifest().labels};
+  if (!r.input.empty()) return labels;
+  const DataLayout layout = resolve_data_dir(r.data_dir);
+  const LabelSet data_labels = read_class_file(layout.classes());
+  if (data_labels.names != labels.names) {
+    throw DataError(layout.classes(), 0, "class list differs from the labels the model was trained on");
+  }
+  return labels;
+}
+
+void dump_attention_of(Classifier& model, const Dataset& data, const EvalOutcome& outcome, std::size_t n,
+                       const std::string& dir) {
+  n = std::min(n, outcome.indices.size());
+  std::vector<std::string> titles;
+  for (std::size_t k = 0; k < n; ++k) titles.push_back(data.titles[outcome.indices[k]]);
+  make_directories(dir);
+  model.dump_attention(titles, 0, dir);
+  spdlog::info("attention of {} titles written to {}", n, dir);
+}
+
+}  // namespace
+
+EvalRun run_eval(const EvalRequest& r) {
+  const Bundle bundle = Bundle::open(r.model_dir);
+  const LabelSet labels = labels_for(bundle, r);
+  const std::string path = r.input.empty() ? resolve_data_dir(r.data_dir).split(r.split) : r.input;
+  const Dataset data = read_labeled_file(path, labels.size(), ReadOptions{r.skip_bad_lines});
+  auto model = load_classifier(bundle);
+  model->set_threads(r.threads > 0 ? r.threads : default_thread_count());
+
+  EvalOptions options;
+  options.seed = r.seed;
+  options.limit = model->eval_limit();
+  const EvalOutcome outcome = evaluate_model(*model, data, labels, options);
+
+  const std::string out = r.out.empty() ? r.model_dir + "/metrics.json" : r.out;
+  std::string out_dir = std::filesystem::path(out).parent_path().string();
+  if (out_dir.empty()) out_dir = ".";
+  nlohmann::json metrics = eval_report_json(outcome, *model, path);
+  metrics["split"] = r.input.empty() ? r.split : "input";
+  metrics["skipped_lines"] = data.skipped_lines;
+  metrics["training"] = bundle.manifest().training;
+  write_eval_files(out, outcome, metrics, data, labels,
+                   model->family() + " on " + std::filesystem::path(path).filename().string());
+  if (r.dump_attention > 0) dump_attention_of(*model, data, outcome, r.dump_attention, out_dir + "/attention");
+  return {model->family(), path, outcome.metrics};
 }
 
 }  // namespace newscls

@@ -1,15 +1,12 @@
-#include <chrono>
-
 #include <spdlog/spdlog.h>
 
 #include "newscls/atomic_file.h"
 #include "newscls/error.h"
+#include "newscls/stopwatch.h"
 #include "newscls/workflow.h"
 
 namespace newscls {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct Splits {
   DataLayout layout;
@@ -36,14 +33,9 @@ nlohmann::json skipped_lines(const Splits& s) {
 
 }  // namespace
 
-TrainOutcome train_model(const TrainRequest& request) {
-  const std::string out_dir = request.out_dir.empty() ? "runs/" + request.family : request.out_dir;
-  auto model = make_classifier(request.family);
-  model->configure(build_config(request.family, request.config_file, request.overrides));
-  const Splits splits = read_splits(request.data_dir, request.skip_bad_lines);
-  const int threads = request.threads > 0 ? request.threads : default_thread_count();
-  model->set_threads(threads);
+namespace {
 
+TrainContext context_for(const TrainRequest& request, const Splits& splits, const std::string& out_dir, int threads) {
   TrainContext ctx;
   ctx.train = &splits.train;
   ctx.dev = &splits.dev;
@@ -54,13 +46,42 @@ TrainOutcome train_model(const TrainRequest& request) {
   ctx.resume = request.resume;
   ctx.init_dir = request.init_dir;
   ctx.device = request.device;
+  return ctx;
+}
 
-  spdlog::info("training {} with {} threads, seed {}", request.family, threads, request.seed);
-  const auto start = Clock::now();
-  nlohmann::json facts = model->train(ctx);
-  facts["train_seconds"] = std::chrono::duration<double>(Clock::now() - start).count();
-  if (!facts.contains("threads")) facts["threads"] = threads;  // a family may cap what it uses
-  facts["seed"] = request.seed;
+nlohmann::json timed_train(Classifier& model, const TrainContext& ctx) {
+  spdlog::info("training {} with {} threads, seed {}", model.family(), ctx.threads, ctx.seed);
+  const Stopwatch watch;
+  nlohmann::json facts = model.train(ctx);
+  facts["train_seconds"] = watch.seconds();
+  if (!facts.contains("threads")) facts["threads"] = ctx.threads;  // a family may cap what it uses
+  facts["seed"] = ctx.seed;
+  return facts;
+}
+
+Manifest manifest_for(const Classifier& model, const Splits& splits, const nlohmann::json& facts,
+                      const Metrics& test) {
+  Manifest manifest;
+  manifest.family = model.family();
+  manifest.labels = splits.labels.names;
+  manifest.config = model.config();
+  manifest.training = facts;
+  manifest.training["test_accuracy"] = test.accuracy;
+  manifest.training["test_macro_f1"] = test.macro_f1;
+  manifest.training["data"] = splits.layout.dir;
+  return manifest;
+}
+
+}  // namespace
+
+TrainOutcome train_model(const TrainRequest& request) {
+  const std::string out_dir = request.out_dir.empty() ? "runs/" + request.family : request.out_dir;
+  auto model = make_classifier(request.family);
+  model->configure(build_config(request.family, request.config_file, request.overrides));
+  const Splits splits = read_splits(request.data_dir, request.skip_bad_lines);
+  const int threads = request.threads > 0 ? request.threads : default_thread_count();
+  model->set_threads(threads);
+  const nlohmann::json facts = timed_train(*model, context_for(request, splits, out_dir, threads));
   spdlog::info("trained in {:.1f} s; evaluating on {}", facts["train_seconds"].get<double>(), splits.test.path);
 
   EvalOptions eval_options;
@@ -76,16 +97,7 @@ TrainOutcome train_model(const TrainRequest& request) {
   metrics["training"] = facts;
   metrics["skipped_lines"] = skipped_lines(splits);
   write_eval_files(writer.file_path("metrics.json"), eval, metrics, splits.test, splits.labels, request.family + " on test");
-
-  Manifest manifest;
-  manifest.family = request.family;
-  manifest.labels = splits.labels.names;
-  manifest.config = model->config();
-  manifest.training = facts;
-  manifest.training["test_accuracy"] = eval.metrics.accuracy;
-  manifest.training["test_macro_f1"] = eval.metrics.macro_f1;
-  manifest.training["data"] = splits.layout.dir;
-  writer.commit(manifest);
+  writer.commit(manifest_for(*model, splits, facts, eval.metrics));
   spdlog::info("wrote bundle {}", out_dir);
   return {out_dir, eval.metrics, metrics};
 }

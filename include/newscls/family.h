@@ -1,0 +1,58 @@
+// What a model family tells the rest of newscls about itself: its documented defaults, how to
+// make a classifier, whether it can run now, what it offers beyond classifying.
+//
+// Each family folder defines one Family and registers it in its CMakeLists.txt with
+// newscls_register_family(); the registry (include/newscls/registry.h) is built from those
+// registrations, so no other code names a family.
+//
+//   const Family& f = find_family("fasttext");
+//   nlohmann::json cfg = strip_docs(f.default_config());
+//   std::unique_ptr<Classifier> model = f.make_classifier();
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "newscls/bundle.h"
+#include "newscls/classifier.h"
+#include "newscls/data.h"
+
+namespace newscls {
+
+// `newscls pretrain`: an encoder learnt from unlabelled use of the training titles.
+struct PretrainRequest {
+  nlohmann::json config;          // the family's full effective config
+  const Dataset* train = nullptr;
+  const LabelSet* labels = nullptr;
+  std::uint64_t seed = 1;
+  int threads = 1;
+  std::string out_dir;
+};
+
+class Family {
+ public:
+  virtual ~Family() = default;
+  virtual std::string name() const = 0;
+
+  // The single source of the family's defaults, with "_doc" strings; configs/<name>.json
+  // mirrors it (a unit test checks).
+  virtual nlohmann::json default_config() const = 0;
+  virtual std::unique_ptr<Classifier> make_classifier() const = 0;
+
+  // Empty when a stage with this effective config can run here and now; else why not and
+  // how to fix it (the pipeline reports the stage as skipped with this reason).
+  virtual std::string unavailable_reason(const nlohmann::json& config) const { return {}; }
+  // Whether its classifiers implement Classifier::dump_attention.
+  virtual bool has_attention() const { return false; }
+
+  // Pretrains an encoder bundle; families without an encoder throw UsageError.
+  virtual nlohmann::json pretrain(const PretrainRequest& request) const;
+  // Checks a bundle of this family (or of one of its kinds, "<name>-<kind>") as fully as
+  // loading it would. The default loads it as a classifier.
+  virtual void verify(const Bundle& bundle) const;
+};
+
+}  // namespace newscls

@@ -1,0 +1,28 @@
+// The bert family as the registry sees it.
+#include "bert/bert.h"
+#include "newscls/family.h"
+
+namespace newscls::bert {
+namespace {
+
+class BertFamily final : public Family {
+ public:
+  std::string name() const override { return "bert"; }
+  nlohmann::json default_config() const override { return bert::default_config(); }
+  std::unique_ptr<Classifier> make_classifier() const override { return bert::make_classifier(); }
+  bool has_attention() const override { return true; }
+  nlohmann::json pretrain(const PretrainRequest& request) const override { return pretrain_encoder_bundle(request); }
+  // An encoder bundle is no classifier; Bundle::open has checked its payloads' checksums.
+  void verify(const Bundle& bundle) const override {
+    if (bundle.manifest().family != kEncoderFamily) Family::verify(bundle);
+  }
+};
+
+}  // namespace
+
+const Family& family() {
+  static const BertFamily kFamily;
+  return kFamily;
+}
+
+}  // namespace newscls::bert

@@ -1,0 +1,22 @@
+#include "newscls/family.h"
+
+#include "newscls/error.h"
+
+namespace newscls {
+
+nlohmann::json Family::pretrain(const PretrainRequest&) const {
+  throw UsageError("model family '" + name() + "' has no encoder to pretrain");
+}
+
+// A bad config in a manifest is a fault of that file, not of the command line.
+void Family::verify(const Bundle& bundle) const {
+  std::unique_ptr<Classifier> model = make_classifier();
+  try {
+    model->configure(bundle.manifest().config);
+  } catch (const ConfigError& e) {
+    throw ModelFormatError(bundle.dir() + "/manifest.json", e.what());
+  }
+  model->load(bundle);
+}
+
+}  // namespace newscls

@@ -1,0 +1,22 @@
+// The tfidf-rf family as the registry sees it.
+#include "newscls/family.h"
+#include "tfidf_rf/tfidf_rf.h"
+
+namespace newscls::tfidf_rf {
+namespace {
+
+class TfidfRfFamily final : public Family {
+ public:
+  std::string name() const override { return "tfidf-rf"; }
+  nlohmann::json default_config() const override { return tfidf_rf::default_config(); }
+  std::unique_ptr<Classifier> make_classifier() const override { return tfidf_rf::make_classifier(); }
+};
+
+}  // namespace
+
+const Family& family() {
+  static const TfidfRfFamily kFamily;
+  return kFamily;
+}
+
+}  // namespace newscls::tfidf_rf

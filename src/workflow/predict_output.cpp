@@ -1,0 +1,113 @@
+#include "newscls/predict_output.h"
+
+#include <algorithm>
+#include <charconv>
+#include <numeric>
+
+#include "newscls/error.h"
+
+namespace newscls {
+namespace {
+
+// %.6g, as printf writes it.
+void append_score(std::string& out, float v) {
+  char buf[32];
+  const auto end = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 6).ptr;
+  out.append(buf, end);
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+}
+
+PredictionFormat parse_prediction_format(const std::string& name) {
+  if (name == "jsonl") return PredictionFormat::kJsonl;
+  if (name == "tsv") return PredictionFormat::kTsv;
+  throw UsageError("unknown output format '" + name + "' (jsonl or tsv)");
+}
+
+PredictionFormatter::PredictionFormatter(std::vector<std::string> labels, PredictionFormat format, int top_k)
+    : labels_(std::move(labels)), format_(format), top_k_(std::max(top_k, 0)) {
+  for (const std::string& label : labels_) {
+    quoted_.emplace_back();
+    append_json_string(quoted_.back(), label);
+  }
+}
+
+void PredictionFormatter::append_top_k(std::string& out, const Prediction& p) {
+  out += "\"top_k\":[";
+  order_.resize(std::min(p.probs.size(), quoted_.size()));
+  std::iota(order_.begin(), order_.end(), 0);
+  const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(top_k_), order_.size());
+  std::partial_sort(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(k), order_.end(),
+                    [&](int a, int b) { return p.probs[a] > p.probs[b]; });
+  for (std::size_t i = 0; i < k; ++i) {
+    out += i ? ",{\"label\":" : "{\"label\":";
+    out += quoted_[order_[i]];
+    out += ",\"score\":";
+    append_score(out, p.probs[order_[i]]);
+    out += '}';
+  }
+  out += ']';
+}
+
+void PredictionFormatter::append_result_object(std::string& out, const Prediction& p) {
+  const bool known = p.label >= 0 && static_cast<std::size_t>(p.label) < quoted_.size();
+  out += "{\"label\":";
+  out += known ? quoted_[p.label] : std::string("\"unknown\"");
+  out += ",\"label_id\":";
+  out += std::to_string(known ? p.label : kUnknownLabel);
+  out += ",\"score\":";
+  append_score(out, p.score);
+  out += ',';
+  append_top_k(out, p);
+  out += '}';
+}
+
+void PredictionFormatter::append(std::string& out, const std::string& title, const Prediction& p) {
+  if (format_ == PredictionFormat::kTsv) {
+    std::string one_line = title;
+    std::replace(one_line.begin(), one_line.end(), '\t', ' ');
+    out += one_line;
+    out += '\t';
+    const bool known = p.label >= 0 && static_cast<std::size_t>(p.label) < labels_.size();
+    out += known ? labels_[p.label] : std::string("unknown");
+    out += '\t';
+    append_score(out, p.score);
+    out += '\n';
+    return;
+  }
+  out += "{\"title\":";
+  append_json_string(out, title);
+  out += ',';
+  std::size_t mark = out.size();
+  append_result_object(out, p);
+  out.erase(mark, 1);  // the object's own opening brace: the title opened this one
+  out += '\n';
+}
+
+}  // namespace newscls

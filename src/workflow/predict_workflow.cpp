@@ -1,0 +1,42 @@
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "newscls/atomic_file.h"
+#include "newscls/interrupt.h"
+#include "newscls/progress.h"
+#include "newscls/workflow.h"
+
+namespace newscls {
+
+std::size_t run_predict(const PredictRequest& r) {
+  const Bundle bundle = Bundle::open(r.model_dir);
+  auto model = load_classifier(bundle);
+  model->set_threads(r.threads > 0 ? r.threads : default_thread_count());
+  PredictionFormatter formatter(bundle.manifest().labels, r.format, r.top_k);
+  TitleReader reader(r.input);
+  AtomicOutputFile out(r.output);
+  const std::size_t batch_size = std::max<std::size_t>(1, model->preferred_batch_size());
+  std::vector<std::string> batch;
+  std::string title, text;
+  std::size_t total = 0;
+  Progress progress("predict", 0);
+  for (bool more = true; more;) {
+    batch.clear();
+    while (batch.size() < batch_size && (more = reader.next(title))) batch.push_back(title);
+    if (batch.empty()) break;
+    check_interrupted();
+    const std::vector<Prediction> predictions = model->predict_batch(batch);
+    text.clear();
+    for (std::size_t i = 0; i < batch.size(); ++i) formatter.append(text, batch[i], predictions[i]);
+    out.write(text);
+    total += batch.size();
+    progress.advance(batch.size());
+  }
+  progress.finish();
+  out.commit();
+  spdlog::debug("predicted {} titles from {}", total, reader.path());
+  return total;
+}
+
+}  // namespace newscls

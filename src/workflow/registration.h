@@ -1,0 +1,14 @@
+// One registered model family, as the generated registered_families.inc lists them.
+#pragma once
+
+#include "newscls/family.h"
+
+namespace newscls {
+
+struct FamilyRegistration {
+  const char* name;
+  const Family& (*linked)();  // a family linked into the tool, or
+  const char* plugin;          // the path of the plugin that holds it
+};
+
+}  // namespace newscls

@@ -1,0 +1,83 @@
+// The family registry, built from the newscls_register_family() calls of the family folders
+// (cmake/NewsclsFamilies.cmake generates registered_families.inc).
+#include "newscls/registry.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "newscls/error.h"
+#include "registered_families.inc"
+#include "workflow/plugin_loader.h"
+
+namespace newscls {
+namespace {
+
+using Registration = FamilyRegistration;
+constexpr const auto& kRegistrations = kRegisteredFamilies;
+
+const Registration& find_registration(const std::string& name) {
+  for (const Registration& r : kRegistrations) {
+    if (name == r.name) return r;
+  }
+  std::string known;
+  for (const Registration& r : kRegistrations) known += (known.empty() ? "" : ", ") + std::string(r.name);
+  throw UsageError("unknown model family '" + name + "' (known: " + known + ")");
+}
+
+}  // namespace
+
+std::vector<std::string> known_families() {
+  std::vector<std::string> names;
+  for (const Registration& r : kRegistrations) names.emplace_back(r.name);
+  return names;
+}
+
+const Family& find_family(const std::string& name) {
+  const Registration& r = find_registration(name);
+  if (r.linked != nullptr) return r.linked();
+  static std::mutex mutex;
+  static std::unordered_map<std::string, const Family*> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  const Family*& family = loaded[name];
+  if (family == nullptr) family = &load_family_plugin(r.name, r.plugin);
+  return *family;
+}
+
+const Family& family_of_bundle(const Bundle& bundle) {
+  const std::string& kind = bundle.manifest().family;
+  try {
+    for (const Registration& r : kRegistrations) {
+      const std::string name = r.name;
+      if (kind == name || kind.rfind(name + "-", 0) == 0) return find_family(name);
+    }
+    return find_family(kind);  // throws, listing the known families
+  } catch (const UsageError& e) {
+    throw ModelFormatError(bundle.dir() + "/manifest.json", e.what());
+  }
+}
+
+std::unique_ptr<Classifier> make_classifier(const std::string& family) { return find_family(family).make_classifier(); }
+
+nlohmann::json default_config(const std::string& family) { return find_family(family).default_config(); }
+
+std::unique_ptr<Classifier> load_classifier(const std::string& dir) { return load_classifier(Bundle::open(dir)); }
+
+// A bad family or config in a manifest is a fault of that file, not of the command line.
+std::unique_ptr<Classifier> load_classifier(const Bundle& bundle) {
+  const std::string& kind = bundle.manifest().family;
+  const Family& family = family_of_bundle(bundle);
+  if (kind != family.name()) {
+    throw ModelFormatError(bundle.dir() + "/manifest.json",
+                           "a '" + kind + "' bundle cannot classify; it is for '" + family.name() + "' commands");
+  }
+  std::unique_ptr<Classifier> model = family.make_classifier();
+  try {
+    model->configure(bundle.manifest().config);
+  } catch (const ConfigError& e) {
+    throw ModelFormatError(bundle.dir() + "/manifest.json", e.what());
+  }
+  model->load(bundle);
+  return model;
+}
+
+}  // namespace newscls
