@@ -9,7 +9,12 @@ scripts/setup.sh
 scripts/build.sh
 bin=build/apps/newscls/newscls
 run_dir="runs/$(date +%Y%m%d-%H%M%S)"
-"$bin" pipeline --out "$run_dir" "$@"
+status=0
+"$bin" pipeline --out "$run_dir" "$@" || status=$?
+if ((status != 0)); then
+  echo "run_pipeline: newscls pipeline exited $status: a stage failed or the run stopped (see $run_dir/pipeline.json)" >&2
+  [[ -d "$run_dir" ]] || exit "$status"
+fi
 
 examples=$(mktemp)
 trap 'rm -f "$examples"' EXIT
@@ -21,3 +26,4 @@ for stage_dir in "$run_dir"/*/; do
   "$bin" predict --model-dir "$stage_dir" --input "$examples" --format tsv --log-level warn || true
 done
 echo "report: $run_dir/report.html"
+exit "$status"

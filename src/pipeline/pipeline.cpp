@@ -70,13 +70,13 @@ StageResult run_stage(const PipelineRequest& request, const std::string& stage, 
     return result;
   }
   const TrainRequest train = train_request(request, stage, stage_dir);
-  result.reason = find_family(stage).unavailable_reason(build_config(stage, train.config_file, train.overrides));
-  if (!result.reason.empty()) {
-    result.status = StageStatus::kSkipped;
-    return result;
-  }
   const Stopwatch watch;
   try {
+    result.reason = find_family(stage).unavailable_reason(build_config(stage, train.config_file, train.overrides));
+    if (!result.reason.empty()) {
+      result.status = StageStatus::kSkipped;
+      return result;
+    }
     train_model(train);
   } catch (const InterruptedError&) {
     throw;

@@ -27,7 +27,7 @@ for stage in tfidf-rf fasttext bert llm; do
 done
 assert_contains "$dir/run/report.html" "<svg"
 assert_contains "$dir/run/report.html" "Per-class F1"
-assert_contains "$dir/run/report.html" "BERT attention heatmaps"
+assert_contains "$dir/run/report.html" "Attention heatmaps"
 assert_eq 100 "$(json_get "$dir/run/llm/metrics.json" 'j["count"]')" "llm titles evaluated"
 
 # --resume finds every stage complete and runs nothing again.

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# A stage that fails makes `newscls pipeline` exit 1 after the other stages ran, and the run
+# folder records which stage failed; a skipped stage (llm without a key) is no failure.
+source "$(dirname "$0")/lib.sh"
+dir=$(scratch)
+data="$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
+
+NEWSCLS_LLM_API_KEY= DEEPSEEK_API_KEY= expect_exit 1 "$dir/err1" \
+  "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run" --stages fasttext,tfidf-rf,llm \
+  --set fasttext.dim=0 --set tfidf-rf.n_trees=5
+assert_eq failed "$(json_get "$dir/run/pipeline.json" 'j["stages"][0]["status"]')" "fasttext status"
+assert_contains "$dir/run/pipeline.json" "dim"
+assert_eq done "$(json_get "$dir/run/pipeline.json" 'j["stages"][1]["status"]')" "tfidf-rf still ran"
+assert_eq skipped "$(json_get "$dir/run/pipeline.json" 'j["stages"][2]["status"]')" "llm status"
+assert_contains "$dir/err1" "a stage failed"
+
+NEWSCLS_LLM_API_KEY= DEEPSEEK_API_KEY= expect_exit 0 "$dir/err2" \
+  "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run2" --stages tfidf-rf,llm --set tfidf-rf.n_trees=5
+assert_eq skipped "$(json_get "$dir/run2/pipeline.json" 'j["stages"][1]["status"]')" "llm skipped"
+echo "test_pipeline_failure: ok"

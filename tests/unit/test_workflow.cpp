@@ -1,0 +1,81 @@
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "newscls/error.h"
+#include "newscls/predict_output.h"
+#include "newscls/registry.h"
+#include "test_support.h"
+
+namespace newscls {
+namespace {
+
+const std::vector<std::string> kLabels = {"finance", "sports", "game"};
+
+Prediction example() { return prediction_from_probs({0.2f, 0.7f, 0.1f}); }
+
+TEST(PredictionFromProbs, PicksTheFirstMaximum) {
+  const Prediction p = prediction_from_probs({0.4f, 0.1f, 0.4f});
+  EXPECT_EQ(p.label, 0);
+  EXPECT_FLOAT_EQ(p.score, 0.4f);
+  EXPECT_EQ(prediction_from_probs({}).label, kUnknownLabel);
+}
+
+TEST(PredictionFormatter, JsonlLineParsesWithTopKInOrder) {
+  PredictionFormatter f(kLabels, PredictionFormat::kJsonl, 2);
+  std::string out;
+  f.append(out, "标题 \"quoted\"\t\x01", example());
+  ASSERT_EQ(out.back(), '\n');
+  const nlohmann::json j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["title"], "标题 \"quoted\"\t\x01");
+  EXPECT_EQ(j["label"], "sports");
+  EXPECT_EQ(j["label_id"], 1);
+  EXPECT_NEAR(j["score"].get<double>(), 0.7, 1e-6);
+  ASSERT_EQ(j["top_k"].size(), 2u);
+  EXPECT_EQ(j["top_k"][0]["label"], "sports");
+  EXPECT_EQ(j["top_k"][1]["label"], "finance");
+}
+
+TEST(PredictionFormatter, UnknownAnswerAndTsv) {
+  PredictionFormatter jsonl(kLabels, PredictionFormat::kJsonl, 3);
+  std::string out;
+  jsonl.append(out, "t", Prediction{});
+  const nlohmann::json j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["label"], "unknown");
+  EXPECT_EQ(j["label_id"], -1);
+  EXPECT_TRUE(j["top_k"].empty());
+
+  PredictionFormatter tsv(kLabels, PredictionFormat::kTsv, 3);
+  out.clear();
+  tsv.append(out, "a\tb", example());
+  EXPECT_EQ(out, "a b\tsports\t0.7\n");
+  EXPECT_THROW(parse_prediction_format("csv"), UsageError);
+}
+
+TEST(Registry, ListsFamiliesInPipelineOrderWithoutLoadingThem) {
+  const std::vector<std::string> names = known_families();
+  ASSERT_GE(names.size(), 4u);
+  EXPECT_EQ(names.front(), "tfidf-rf");
+  EXPECT_THROW(find_family("no-such-family"), UsageError);
+  for (const std::string& name : names) {
+    const Family& family = find_family(name);
+    EXPECT_EQ(family.name(), name);
+    EXPECT_TRUE(family.default_config().is_object()) << name;
+    EXPECT_EQ(family.make_classifier()->family(), name);
+  }
+}
+
+TEST(Registry, FamiliesAnswerWhatTheCommandsAsk) {
+  EXPECT_TRUE(find_family("bert").has_attention());
+  EXPECT_FALSE(find_family("fasttext").has_attention());
+  EXPECT_THROW(find_family("fasttext").pretrain(PretrainRequest{}), UsageError);
+  const nlohmann::json local = {{"base_url", "http://127.0.0.1:9/v1"}, {"api_key_env", "NEWSCLS_TEST_NO_SUCH_KEY"}};
+  EXPECT_EQ(find_family("llm").unavailable_reason(local), "");
+  const nlohmann::json remote = {{"base_url", "https://example.invalid/v1"}, {"api_key_env", "NEWSCLS_TEST_NO_SUCH_KEY"}};
+  EXPECT_NE(find_family("llm").unavailable_reason(remote).find("NEWSCLS_TEST_NO_SUCH_KEY"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace newscls
