@@ -18,11 +18,12 @@
 
 namespace newscls::llm {
 
+// Filled from the config (llm_default_config() holds the defaults).
 struct RequestOptions {
   std::string model;
   double temperature = 0;
-  int max_tokens = 16;
-  std::string thinking = "disabled";   // "disabled", "enabled" or "omit" (send no field)
+  int max_tokens = 0;
+  std::string thinking = "omit";   // "disabled", "enabled" or "omit" (send no field); "auto" is resolved before
   bool json_mode = false;
   nlohmann::json extra_body = nlohmann::json::object();   // merged last, top level
 };

@@ -11,7 +11,6 @@
 #include "llm/llm.h"
 #include "llm/reply_parser.h"
 #include "newscls/atomic_file.h"
-#include "newscls/config.h"
 #include "newscls/error.h"
 
 namespace newscls::llm {
@@ -67,8 +66,7 @@ Prompt prompt_from_json(const nlohmann::json& j, const std::string& path) {
 
 void LlmClassifier::configure(const nlohmann::json& config) {
   config_ = LlmConfig::from_json(config);
-  config_json_ = llm_default_config();
-  merge_config(config_json_, config, "llm config");
+  config_json_ = effective_llm_config(config);
   engine_.reset();
   cache_.reset();
   cache_opened_ = false;
@@ -93,7 +91,6 @@ nlohmann::json LlmClassifier::train(const TrainContext& ctx) {
 
 void LlmClassifier::adopt_prompt(Prompt prompt) {
   prompt_ = std::move(prompt);
-  fingerprint_ = prompt_->fingerprint();
   config_.request.json_mode = prompt_->json_mode();
 }
 
@@ -178,7 +175,8 @@ std::vector<Prediction> LlmClassifier::predict_batch(const std::vector<std::stri
       ++stats_.empty_titles;
       continue;
     }
-    std::string key = cache_key(config_.base_url, config_.request.model, fingerprint_, titles[row]);
+    std::string body = build_request_body(config_.request, prompt().messages(titles[row]));
+    std::string key = cache_key(config_.base_url, body);
     if (auto it = pending_of_key.find(key); it != pending_of_key.end()) {
       pending[it->second].rows.push_back(row);
       ++stats_.duplicate_titles;
@@ -192,7 +190,7 @@ std::vector<Prediction> LlmClassifier::predict_batch(const std::vector<std::stri
       }
     }
     pending_of_key.emplace(key, pending.size());
-    pending.push_back({std::move(key), titles[row], {row}});
+    pending.push_back({std::move(key), std::move(body), {row}});
   }
   if (!pending.empty()) ask(pending, out);
   return out;
@@ -204,7 +202,7 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
                 config_.concurrency);
   std::vector<std::string> bodies;
   bodies.reserve(pending.size());
-  for (const Pending& p : pending) bodies.push_back(build_request_body(config_.request, prompt().messages(p.title)));
+  for (const Pending& p : pending) bodies.push_back(p.body);
   ResponseCache* responses = cache();
 
   auto on_result = [&](std::size_t job, const HttpResult& result) {

@@ -40,10 +40,10 @@ class LlmClassifier : public Classifier {
   std::size_t eval_limit() const override { return static_cast<std::size_t>(config_.limit); }
 
  private:
-  // Titles to ask for, one per distinct uncached title, with the rows that want it.
+  // Requests to send, one per distinct uncached title, with the rows that want it.
   struct Pending {
     std::string key;
-    std::string title;
+    std::string body;
     std::vector<std::size_t> rows;
   };
 
@@ -57,7 +57,6 @@ class LlmClassifier : public Classifier {
   LlmConfig config_;
   nlohmann::json config_json_ = nlohmann::json::object();
   std::optional<Prompt> prompt_;
-  std::string fingerprint_;
   std::unique_ptr<ResponseCache> cache_;
   bool cache_opened_ = false;
   std::unique_ptr<RequestEngine> engine_;

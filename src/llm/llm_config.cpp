@@ -1,5 +1,6 @@
 #include "llm/llm_config.h"
 
+#include "llm/api_key.h"
 #include "newscls/config.h"
 #include "newscls/error.h"
 
@@ -21,15 +22,24 @@ std::string non_empty(const nlohmann::json& config, const std::string& key) {
   return value;
 }
 
-RequestOptions read_request(const nlohmann::json& config) {
+bool is_deepseek_host(const std::string& host) {
+  const std::string domain = "deepseek.com";
+  return host == domain ||
+         (host.size() > domain.size() && host.compare(host.size() - domain.size() - 1, std::string::npos,
+                                                      "." + domain) == 0);
+}
+
+RequestOptions read_request(const nlohmann::json& config, const std::string& base_url) {
   RequestOptions r;
   r.model = non_empty(config, "model");
   r.temperature = config_double(config, "temperature", 0, 2);
   r.max_tokens = static_cast<int>(config_int(config, "max_tokens", 1, 32768));
-  r.thinking = config_string(config, "thinking");
-  if (r.thinking != "disabled" && r.thinking != "enabled" && r.thinking != "omit") {
-    throw ConfigError("thinking", "must be \"disabled\", \"enabled\" or \"omit\", got '" + r.thinking + "'");
+  const std::string thinking = config_string(config, "thinking");
+  if (thinking != "auto" && thinking != "disabled" && thinking != "enabled" && thinking != "omit") {
+    throw ConfigError("thinking", "must be \"auto\", \"disabled\", \"enabled\" or \"omit\", got '" +
+                                      thinking + "'");
   }
+  r.thinking = resolve_thinking(thinking, base_url);
   r.json_mode = config_bool(config, "json_mode");
   r.extra_body = config.at("extra_body");
   if (!r.extra_body.is_object()) throw ConfigError("extra_body", "must be a JSON object");
@@ -42,10 +52,11 @@ nlohmann::json llm_default_config() {
   return {
       {"base_url", "https://api.deepseek.com"},
       {"model", "deepseek-chat"},
-      {"api_key_env", "NEWSCLS_LLM_API_KEY"},
+      {"api_key_env", kDefaultKeyEnv},
+      {"allow_insecure_http", false},
       {"temperature", 0.0},
       {"max_tokens", 16},
-      {"thinking", "disabled"},
+      {"thinking", "auto"},
       {"json_mode", false},
       {"extra_body", nlohmann::json::object()},
       {"concurrency", 16},
@@ -64,13 +75,26 @@ nlohmann::json llm_default_config() {
   };
 }
 
-LlmConfig LlmConfig::from_json(const nlohmann::json& given) {
+nlohmann::json effective_llm_config(const nlohmann::json& given) {
   nlohmann::json config = llm_default_config();
+  check_config_keys(given, config, "llm");
   merge_config(config, given, "llm config");
+  return config;
+}
+
+std::string resolve_thinking(const std::string& setting, const std::string& base_url) {
+  if (setting != "auto") return setting;
+  return is_deepseek_host(url_host(base_url)) ? "disabled" : "omit";
+}
+
+LlmConfig LlmConfig::from_json(const nlohmann::json& given) {
+  const nlohmann::json config = effective_llm_config(given);
   LlmConfig c;
   c.base_url = checked_base_url(config);
   c.api_key_env = non_empty(config, "api_key_env");
-  c.request = read_request(config);
+  c.allow_insecure_http = config_bool(config, "allow_insecure_http");
+  check_key_transport(c.base_url, c.allow_insecure_http);
+  c.request = read_request(config, c.base_url);
   c.concurrency = static_cast<int>(config_int(config, "concurrency", 1, 1024));
   c.rpm = config_double(config, "rpm", 0, 1e7);
   c.timeout_s = config_double(config, "timeout_s", 0.01, 3600);

@@ -1,5 +1,9 @@
 // The llm family's configuration: defaults (mirrored in configs/llm.json) and validation.
 //
+// thinking "auto" sends DeepSeek's thinking field ({"type": "disabled"}) only when the
+// base_url host is DeepSeek's (deepseek.com or a subdomain), since other providers may
+// reject unknown fields; "enabled" and "disabled" always send it; "omit" never does.
+//
 //   LlmConfig c = LlmConfig::from_json(cfg);   // ConfigError naming the key when invalid
 //   c.chat_url() == "https://api.deepseek.com/chat/completions"
 #pragma once
@@ -13,17 +17,19 @@
 
 namespace newscls::llm {
 
+// Values come from llm_default_config() and the given config only (no defaults here).
 struct LlmConfig {
   std::string base_url;
   std::string api_key_env;
-  RequestOptions request;       // model, temperature, max_tokens, thinking, json_mode, extra_body
-  int concurrency = 16;
+  bool allow_insecure_http = false;
+  RequestOptions request;       // model, temperature, max_tokens, thinking (resolved), json_mode, extra_body
+  int concurrency = 0;
   double rpm = 0;
-  double timeout_s = 30;
-  int max_retries = 5;
-  double backoff_base_s = 0.5;
-  double backoff_max_s = 30;
-  double retry_after_max_s = 120;
+  double timeout_s = 0;
+  int max_retries = 0;
+  double backoff_base_s = 0;
+  double backoff_max_s = 0;
+  double retry_after_max_s = 0;
   int few_shot = 0;
   long long limit = 0;
   std::string cache_path;       // "" = default location, "off" = no cache
@@ -35,6 +41,12 @@ struct LlmConfig {
   bool cache_enabled() const { return cache_path != "off"; }
 };
 
+// The compiled-in defaults: the one source configs/llm.json mirrors (a unit test checks).
 nlohmann::json llm_default_config();
+// The defaults overridden by config: unknown keys refused by check_config_keys, and a
+// value of another type than its default's refused; values are not yet range-checked.
+nlohmann::json effective_llm_config(const nlohmann::json& config);
+// "auto" -> "disabled" for a DeepSeek host, else "omit"; other settings unchanged.
+std::string resolve_thinking(const std::string& setting, const std::string& base_url);
 
 }  // namespace newscls::llm

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "newscls/error.h"
-#include "newscls/sha256.h"
 
 namespace newscls::llm {
 namespace {
@@ -94,13 +93,6 @@ nlohmann::json Prompt::messages(const std::string& title) const {
   }
   messages.push_back({{"role", "user"}, {"content", title}});
   return messages;
-}
-
-std::string Prompt::fingerprint() const {
-  nlohmann::json prefix = messages("");
-  prefix.push_back(version_);
-  prefix.push_back(json_mode_);
-  return sha256_hex(prefix.dump());
 }
 
 }  // namespace newscls::llm

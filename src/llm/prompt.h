@@ -2,8 +2,8 @@
 // turns, then the bare title as the last user message.
 //
 // Everything before the title is identical for every request, so providers' prompt
-// caches hit on it. kPromptVersion names the template; it is stored in the bundle and is
-// part of the response-cache key, so changing the wording must change the version.
+// caches hit on it. kPromptVersion names the template and is stored in the bundle; the
+// response cache keys on the messages themselves, so any change of wording asks again.
 //
 //   Prompt p = Prompt::build(names, /*json_mode=*/false, draw_few_shot(train, 2, seed));
 //   nlohmann::json messages = p.messages("中国队夺冠");
@@ -43,8 +43,6 @@ class Prompt {
   nlohmann::json messages(const std::string& title) const;
   // The answer a perfect model gives for a class (used for few-shot turns).
   std::string answer_for(int label) const;
-  // sha256 of version, system text, JSON mode and few-shot turns: one value per prefix.
-  std::string fingerprint() const;
 
   const std::vector<LabelName>& names() const { return names_; }
   const std::string& version() const { return version_; }

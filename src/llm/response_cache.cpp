@@ -22,10 +22,10 @@ std::string env_or_empty(const char* name) {
 
 }  // namespace
 
-std::string cache_key(const std::string& base_url, const std::string& model,
-                      const std::string& prompt_fingerprint, const std::string& title) {
-  std::string material;
-  for (const std::string* part : {&base_url, &model, &prompt_fingerprint, &title}) {
+std::string cache_key(const std::string& base_url, const std::string& request_body) {
+  // Length-prefixed parts, so no two (url, body) pairs share the material.
+  std::string material = "newscls-llm-cache-key-v2;";
+  for (const std::string* part : {&base_url, &request_body}) {
     material += std::to_string(part->size()) + ":" + *part + ";";
   }
   return sha256_hex(material);

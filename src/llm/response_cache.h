@@ -4,7 +4,10 @@
 // One table, responses(key TEXT PRIMARY KEY, content, prompt_tokens, completion_tokens,
 // cached_tokens, created_unix), in WAL mode; each reply is committed as it arrives
 // (synchronous=NORMAL: a killed process loses nothing, a power cut at most the last few).
-// The key is cache_key(): sha256 of base_url, model, prompt fingerprint and title.
+// The key is cache_key(): sha256 of base_url and the request body exactly as sent (model,
+// messages with the title, temperature, max_tokens, thinking, response_format, extra_body),
+// so any change to what is asked asks again. Rows written under the older key (base_url,
+// model, prompt fingerprint, title) no longer match and are simply never read.
 // Several processes may share one file (busy timeout 10 s).
 //
 //   ResponseCache cache("~/.cache/newscls/llm-cache.sqlite");
@@ -21,8 +24,7 @@ struct sqlite3_stmt;
 
 namespace newscls::llm {
 
-std::string cache_key(const std::string& base_url, const std::string& model,
-                      const std::string& prompt_fingerprint, const std::string& title);
+std::string cache_key(const std::string& base_url, const std::string& request_body);
 
 class ResponseCache {
  public:

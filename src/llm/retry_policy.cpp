@@ -11,9 +11,11 @@
 namespace newscls::llm {
 namespace {
 
+// Every 5xx is a server-side fault that may pass, except 501 (method not implemented) and
+// 505 (HTTP version not supported), which no retry changes.
 bool retryable_status(long status) {
-  return status == 408 || status == 429 || status == 500 || status == 502 || status == 503 ||
-         status == 504;
+  if (status == 408 || status == 429) return true;
+  return status >= 500 && status <= 599 && status != 501 && status != 505;
 }
 
 std::string status_advice(long status, const FatalContext& context) {

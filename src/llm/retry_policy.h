@@ -1,9 +1,9 @@
 // What to do with the outcome of one HTTP attempt: accept, retry later, or stop the run.
 //
-// Retried: 408, 429, 500, 502, 503, 504, timeouts, dropped or refused connections.
+// Retried: 408, 429, every 5xx but 501 and 505, timeouts, dropped or refused connections.
 // Fatal (the run stops with an HttpError saying what to fix): every other non-2xx status,
-// notably 400, 401 (names the API key variable), 402, 403, 404, 422; unresolvable hosts;
-// TLS failures. Backoff is exponential with jitter and never shorter than Retry-After.
+// notably 400, 401 (names the API key variable), 402, 403, 404, 422, 501, 505; unresolvable
+// hosts; TLS failures. Backoff is exponential with jitter and never shorter than Retry-After.
 //
 //   if (classify(result) == Outcome::kRetryable) wait(backoff_seconds(attempt, ...));
 #pragma once

@@ -21,11 +21,18 @@ libcurl itself resends such a request once, unseen by the client's retry count),
 before answering correctly), {"slow": 2.0, "then": "json"}.
 
 Every reply waits --latency-ms first. --require-key K answers 401 unless the request carries
-"Authorization: Bearer K". Usage is reported DeepSeek style (prompt_cache_hit_tokens) or
+"Authorization: Bearer K". --strict answers 400 with an OpenAI-style error body
+({"error": {"message": ..., "type": "invalid_request_error", "param": FIELD, "code": null}})
+to a request whose body has a top-level field outside OpenAI's chat-completions set (as
+OpenAI does for DeepSeek's "thinking"). Usage is reported DeepSeek style (prompt_cache_hit_tokens) or
 OpenAI style (--usage openai: prompt_tokens_details.cached_tokens), with fixed token counts.
 
 GET /stats returns counters: requests, per-title attempts, faults injected, statuses sent,
-the most requests in flight at once, requests in JSON mode, message counts per request. POST /reset zeroes them. The port is printed as
+the most requests in flight at once, requests in JSON mode, requests with a "thinking" field,
+message counts per request, the body fields seen (field -> count), and per title a timeline
+of its attempts ({"arrived": t, "replied": t, "status": s}, t in seconds on the server's
+monotonic clock; "replied" is when the last byte of the reply was written). POST /reset
+zeroes them. The port is printed as
 "PORT <n>" on stdout and written to --port-file.
 """
 import argparse
@@ -36,6 +43,16 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# Top-level request fields OpenAI's chat completions accept.
+OPENAI_FIELDS = {
+    "model", "messages", "temperature", "top_p", "n", "stream", "stream_options", "stop",
+    "max_tokens", "max_completion_tokens", "presence_penalty", "frequency_penalty", "logit_bias",
+    "logprobs", "top_logprobs", "user", "seed", "response_format", "tools", "tool_choice",
+    "parallel_tool_calls", "functions", "function_call", "service_tier", "store", "metadata",
+    "modalities", "audio", "prediction", "reasoning_effort", "web_search_options", "verbosity",
+    "prompt_cache_key", "safety_identifier",
+}
 
 ZH = {"finance": "财经", "realty": "房产", "stocks": "股票", "education": "教育",
       "science": "科技", "society": "社会", "politics": "时政", "sports": "体育",
@@ -72,25 +89,38 @@ class State:
             self.in_flight = 0
             self.max_in_flight = 0
             self.json_mode_requests = 0
+            self.thinking_requests = 0
             self.message_counts = {}
+            self.fields = {}
+            self.timeline = {}
 
     def begin(self, title, request):
+        arrived = time.monotonic()
         with self.lock:
             self.requests += 1
             if (request.get("response_format") or {}).get("type") == "json_object":
                 self.json_mode_requests += 1
+            if "thinking" in request:
+                self.thinking_requests += 1
+            for field in request:
+                self.fields[field] = self.fields.get(field, 0) + 1
             count = str(len(request["messages"]))
             self.message_counts[count] = self.message_counts.get(count, 0) + 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             n = self.attempts.get(title, 0) + 1
             self.attempts[title] = n
-            return n
+            entry = {"arrived": arrived, "replied": None, "status": None}
+            self.timeline.setdefault(title, []).append(entry)
+            return n, entry
 
-    def end(self, status):
+    def end(self, status, entry):
+        replied = time.monotonic()
         with self.lock:
             self.in_flight -= 1
             self.statuses[str(status)] = self.statuses.get(str(status), 0) + 1
+            entry["replied"] = replied
+            entry["status"] = status
 
     def snapshot(self):
         with self.lock:
@@ -98,7 +128,10 @@ class State:
                     "faults": self.faults, "statuses": dict(self.statuses),
                     "max_in_flight": self.max_in_flight,
                     "json_mode_requests": self.json_mode_requests,
-                    "message_counts": dict(self.message_counts)}
+                    "thinking_requests": self.thinking_requests,
+                    "message_counts": dict(self.message_counts),
+                    "fields": dict(self.fields),
+                    "timeline": {t: [dict(e) for e in entries] for t, entries in self.timeline.items()}}
 
     def action_for(self, title, attempt):
         entry = self.script.get(title, self.script.get("*"))
@@ -161,15 +194,16 @@ class Handler(BaseHTTPRequestHandler):
         except (ValueError, KeyError, IndexError, TypeError):
             self.send_json(400, {"error": {"message": "bad request body"}})
             return
-        attempt = state.begin(title, request)
+        attempt, entry = state.begin(title, request)
         status = 0
         try:
             status = self.respond(state, request, title, attempt)
+            self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             status = "client gone"  # the client timed out first: expected for "slow"
             self.close_connection = True
         finally:
-            state.end(status)
+            state.end(status, entry)
 
     def respond(self, state, request, title, attempt):
         args = state.args
@@ -179,6 +213,13 @@ class Handler(BaseHTTPRequestHandler):
                 self.headers.get("Authorization", "") != "Bearer " + args.require_key:
             self.send_json(401, {"error": {"message": "Authentication Fails, your api key is invalid"}})
             return 401
+        if args.strict:
+            unknown = sorted(set(request) - OPENAI_FIELDS)
+            if unknown:
+                self.send_json(400, {"error": {
+                    "message": f"Unrecognized request argument supplied: {unknown[0]}",
+                    "type": "invalid_request_error", "param": unknown[0], "code": None}})
+                return 400
         action = state.action_for(title, attempt)
         if isinstance(action, str) and action.isdigit():
             action = {"status": int(action)}
@@ -268,6 +309,8 @@ def main():
     parser.add_argument("--fault-seed", default="1")
     parser.add_argument("--fault-retry-after", default="1")
     parser.add_argument("--require-key")
+    parser.add_argument("--strict", action="store_true",
+                        help="400 for a body field outside OpenAI's chat-completions set")
     parser.add_argument("--usage", choices=["deepseek", "openai"], default="deepseek")
     parser.add_argument("--prompt-tokens", type=int, default=100)
     parser.add_argument("--completion-tokens", type=int, default=2)

@@ -2,6 +2,7 @@
 // the response cache, API key lookup and the config (mirrored in configs/llm.json).
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include <gtest/gtest.h>
 
@@ -20,6 +21,22 @@
 namespace newscls::llm {
 namespace {
 
+// Sets (or, for nullptr, unsets) an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_.c_str(), old_->c_str(), 1) : ::unsetenv(name_.c_str()); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
 HttpResult status(long code, std::string body = "") {
   HttpResult r;
   r.status = code;
@@ -28,8 +45,13 @@ HttpResult status(long code, std::string body = "") {
 }
 
 TEST(LlmRetryPolicy, RetriesTransientFailuresOnly) {
-  for (long code : {408L, 429L, 500L, 502L, 503L, 504L}) EXPECT_EQ(classify(status(code)), Outcome::kRetryable) << code;
-  for (long code : {400L, 401L, 402L, 403L, 404L, 422L}) EXPECT_EQ(classify(status(code)), Outcome::kFatal) << code;
+  for (long code : {408L, 429L, 500L, 502L, 503L, 504L, 506L, 507L, 508L, 509L, 510L, 511L, 520L, 524L,
+                    529L, 599L}) {
+    EXPECT_EQ(classify(status(code)), Outcome::kRetryable) << code;
+  }
+  for (long code : {400L, 401L, 402L, 403L, 404L, 409L, 413L, 422L, 451L, 499L, 501L, 505L, 600L, 301L, 100L}) {
+    EXPECT_EQ(classify(status(code)), Outcome::kFatal) << code;
+  }
   EXPECT_EQ(classify(status(200)), Outcome::kSuccess);
   for (Transport t : {Transport::kTimeout, Transport::kDropped, Transport::kConnect}) {
     HttpResult r;
@@ -39,6 +61,17 @@ TEST(LlmRetryPolicy, RetriesTransientFailuresOnly) {
   HttpResult tls;
   tls.transport = Transport::kTls;
   EXPECT_EQ(classify(tls), Outcome::kFatal);
+}
+
+// The whole 4xx and 5xx range: only 408, 429 and the 5xx but 501 and 505 are retried.
+TEST(LlmRetryPolicy, EveryStatusCodeFrom400To599) {
+  int retried = 0;
+  for (long code = 400; code <= 599; ++code) {
+    const bool want = code == 408 || code == 429 || (code >= 500 && code != 501 && code != 505);
+    EXPECT_EQ(classify(status(code)), want ? Outcome::kRetryable : Outcome::kFatal) << code;
+    retried += want ? 1 : 0;
+  }
+  EXPECT_EQ(retried, 2 + 98);
 }
 
 TEST(LlmRetryPolicy, BackoffGrowsWithJitterAndHonoursRetryAfter) {
@@ -75,6 +108,8 @@ TEST(LlmRetryPolicy, FatalErrorsSayWhatToFix) {
 TEST(LlmChatApi, RequestBodyCarriesTheSettings) {
   RequestOptions options;
   options.model = "deepseek-chat";
+  options.max_tokens = 16;
+  options.thinking = "disabled";
   options.json_mode = true;
   options.extra_body = {{"seed", 3}};
   const auto body = nlohmann::json::parse(build_request_body(options, nlohmann::json::array()));
@@ -120,12 +155,35 @@ TEST(LlmRunStats, CostAndPercentiles) {
   EXPECT_DOUBLE_EQ(percentile({}, 50), 0);
 }
 
+// Every option in the body takes part in the key, not only model, prompt and title.
+TEST(LlmResponseCache, KeyCoversTheWholeRequest) {
+  RequestOptions options;
+  options.model = "m";
+  options.max_tokens = 16;
+  const nlohmann::json messages = {{{"role", "user"}, {"content", "标题"}}};
+  const std::string key = cache_key("https://a", build_request_body(options, messages));
+  EXPECT_EQ(key, cache_key("https://a", build_request_body(options, messages)));
+  EXPECT_EQ(key.size(), 64u);
+  EXPECT_NE(key, cache_key("https://b", build_request_body(options, messages)));
+  const auto differs = [&](auto change) {
+    RequestOptions other = options;
+    change(other);
+    return cache_key("https://a", build_request_body(other, messages)) != key;
+  };
+  EXPECT_TRUE(differs([](RequestOptions& o) { o.model = "m2"; }));
+  EXPECT_TRUE(differs([](RequestOptions& o) { o.temperature = 0.7; }));
+  EXPECT_TRUE(differs([](RequestOptions& o) { o.max_tokens = 17; }));
+  EXPECT_TRUE(differs([](RequestOptions& o) { o.thinking = "enabled"; }));
+  EXPECT_TRUE(differs([](RequestOptions& o) { o.json_mode = true; }));
+  EXPECT_TRUE(differs([](RequestOptions& o) { o.extra_body = {{"seed", 1}}; }));
+  const nlohmann::json other_title = {{{"role", "user"}, {"content", "标题2"}}};
+  EXPECT_NE(key, cache_key("https://a", build_request_body(options, other_title)));
+}
+
 TEST(LlmResponseCache, PersistsAcrossOpensAndKeysDiffer) {
   const std::string path = newscls::testing::scratch_dir() + "/sub/cache.sqlite";
-  const std::string key = cache_key("https://a", "m", "fp", "标题");
-  EXPECT_NE(key, cache_key("https://a", "m2", "fp", "标题"));
-  EXPECT_NE(key, cache_key("https://a", "m", "fp2", "标题"));
-  EXPECT_NE(key, cache_key("https://b", "m", "fp", "标题"));
+  const std::string key = cache_key("https://a", R"({"model":"m"})");
+  EXPECT_NE(key, cache_key("https://a", R"({"model":"m2"})"));
   {
     ResponseCache cache(path);
     EXPECT_FALSE(cache.get(key).has_value());
@@ -165,20 +223,131 @@ TEST(LlmApiKey, LoopbackNeedsNoKeyOthersNameTheVariable) {
   ::unsetenv("NEWSCLS_TEST_SOME_KEY");
 }
 
-TEST(LlmConfigTest, DefaultsMirrorConfigsLlmJsonAndValidate) {
+TEST(LlmApiKey, LoopbackMeansTheLoopbackNetworkOnly) {
+  EXPECT_TRUE(is_loopback_url("http://127.255.0.9:80/v1"));
+  EXPECT_TRUE(is_loopback_url("http://LOCALHOST:8080"));
+  EXPECT_FALSE(is_loopback_url("http://127.example.com/v1"));
+  EXPECT_FALSE(is_loopback_url("http://128.0.0.1/v1"));
+  EXPECT_FALSE(is_loopback_url("http://10.0.0.5:8000/v1"));
+  EXPECT_FALSE(is_loopback_url("http://[::2]:9"));
+  EXPECT_FALSE(is_loopback_url("not a url"));
+}
+
+// The key is not sent in clear text over the network unless the user says so.
+TEST(LlmApiKey, PlainHttpOnlyToLoopbackUnlessAllowed) {
+  for (const char* url : {"http://127.0.0.1:9/v1", "http://localhost:8080/v1", "http://[::1]:9",
+                          "https://10.0.0.5/v1", "https://api.openai.com/v1"}) {
+    EXPECT_NO_THROW(check_key_transport(url, false)) << url;
+  }
+  for (const char* url : {"http://10.0.0.5:8000/v1", "http://api.deepseek.com", "http://127.example.com"}) {
+    try {
+      check_key_transport(url, false);
+      ADD_FAILURE() << url << ": expected ConfigError";
+    } catch (const ConfigError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("base_url"), std::string::npos) << what;
+      EXPECT_NE(what.find("allow_insecure_http=true"), std::string::npos) << what;
+      EXPECT_NE(what.find(url), std::string::npos) << what;
+    }
+    EXPECT_NO_THROW(check_key_transport(url, true)) << url;
+  }
+  EXPECT_THROW(LlmConfig::from_json({{"base_url", "http://10.0.0.5:8000/v1"}}), ConfigError);
+  EXPECT_NO_THROW(LlmConfig::from_json({{"base_url", "http://10.0.0.5:8000/v1"}, {"allow_insecure_http", true}}));
+  EXPECT_NO_THROW(LlmConfig::from_json({{"base_url", "http://127.0.0.1:8000/v1"}}));
+}
+
+TEST(LlmApiKey, UnavailableReasonFindsTheKeyAsTheClientDoes) {
+  ScopedEnv primary("NEWSCLS_LLM_API_KEY", nullptr);
+  ScopedEnv fallback("DEEPSEEK_API_KEY", nullptr);
+  ScopedEnv custom("NEWSCLS_TEST_CUSTOM_KEY", nullptr);
+  const std::string why = unavailable_reason(nlohmann::json::object());
+  EXPECT_NE(why.find("NEWSCLS_LLM_API_KEY (or DEEPSEEK_API_KEY)"), std::string::npos) << why;
+  EXPECT_NE(why.find("base_url"), std::string::npos) << why;
+  EXPECT_FALSE(unavailable_reason(default_config()).empty());
+  EXPECT_FALSE(unavailable_reason({{"base_url", "https://api.deepseek.com/"}}).empty());
+  // Another endpoint may need no key (a local server): the stage runs.
+  EXPECT_EQ(unavailable_reason({{"base_url", "http://127.0.0.1:8080/v1"}}), "");
+  EXPECT_EQ(unavailable_reason({{"base_url", "https://api.openai.com/v1"}}), "");
+  {
+    ScopedEnv set("DEEPSEEK_API_KEY", "sk-x");
+    EXPECT_EQ(unavailable_reason(default_config()), "");
+    // A custom variable replaces the default ones, as in resolve_api_key.
+    const std::string custom_why = unavailable_reason({{"api_key_env", "NEWSCLS_TEST_CUSTOM_KEY"}});
+    EXPECT_NE(custom_why.find("NEWSCLS_TEST_CUSTOM_KEY"), std::string::npos) << custom_why;
+    EXPECT_EQ(custom_why.find("DEEPSEEK_API_KEY"), std::string::npos) << custom_why;
+  }
+  {
+    ScopedEnv set("NEWSCLS_LLM_API_KEY", "");   // empty counts as unset for the client too
+    EXPECT_FALSE(unavailable_reason(nlohmann::json::object()).empty());
+  }
+  ScopedEnv set_custom("NEWSCLS_TEST_CUSTOM_KEY", "sk-y");
+  EXPECT_EQ(unavailable_reason({{"api_key_env", "NEWSCLS_TEST_CUSTOM_KEY"}}), "");
+  EXPECT_EQ(resolve_api_key("NEWSCLS_TEST_CUSTOM_KEY", "https://api.deepseek.com").value, "sk-y");
+}
+
+TEST(LlmConfigTest, ConfigsLlmJsonMatchesTheCompiledInDefaults) {
   const auto file = nlohmann::json::parse(read_file(newscls::testing::source_dir() + "/configs/llm.json"));
-  EXPECT_EQ(strip_docs(file), default_config());
+  const nlohmann::json stripped = strip_docs(file);
   const nlohmann::json defaults = default_config();
+  for (auto it = stripped.begin(); it != stripped.end(); ++it) {
+    ASSERT_TRUE(defaults.contains(it.key())) << it.key() << " is in configs/llm.json only";
+    EXPECT_EQ(it.value(), defaults[it.key()]) << it.key();
+    EXPECT_EQ(it.value().is_number(), defaults[it.key()].is_number()) << it.key();
+    if (!it.value().is_number()) EXPECT_EQ(it.value().type(), defaults[it.key()].type()) << it.key();
+  }
   for (auto it = defaults.begin(); it != defaults.end(); ++it) {
+    EXPECT_TRUE(stripped.contains(it.key())) << it.key() << " is compiled in only";
     EXPECT_TRUE(file["_doc"].contains(it.key())) << it.key() << " undocumented";
   }
+  EXPECT_EQ(stripped, defaults);
+}
+
+TEST(LlmConfigTest, UnknownKeysAreRefusedLikeEveryFamily) {
+  try {
+    LlmConfig::from_json({{"no_such_key", 1}});
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown key for llm"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no_such_key"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(LlmConfig::from_json({{"_comment", "documentation keys are ignored"}}));
+  EXPECT_THROW(LlmConfig::from_json({{"max_tokens", "many"}}), ConfigError);
+  EXPECT_EQ(effective_llm_config({{"model", "x"}})["model"], "x");
+  EXPECT_EQ(effective_llm_config({{"model", "x"}})["max_tokens"], default_config()["max_tokens"]);
+}
+
+// thinking "auto": DeepSeek's field only to DeepSeek's hosts; the README's OpenAI example
+// must send no unknown field.
+TEST(LlmConfigTest, ThinkingAutoSendsTheFieldOnlyToDeepSeek) {
+  EXPECT_EQ(resolve_thinking("auto", "https://api.deepseek.com"), "disabled");
+  EXPECT_EQ(resolve_thinking("auto", "https://API.DeepSeek.com/v1"), "disabled");
+  EXPECT_EQ(resolve_thinking("auto", "https://deepseek.com"), "disabled");
+  EXPECT_EQ(resolve_thinking("auto", "https://api.openai.com/v1"), "omit");
+  EXPECT_EQ(resolve_thinking("auto", "https://notdeepseek.com"), "omit");
+  EXPECT_EQ(resolve_thinking("auto", "https://api.deepseek.com.evil.example"), "omit");
+  EXPECT_EQ(resolve_thinking("auto", "http://127.0.0.1:8080/v1"), "omit");
+  for (const char* forced : {"enabled", "disabled", "omit"}) {
+    EXPECT_EQ(resolve_thinking(forced, "https://api.openai.com/v1"), forced);
+    EXPECT_EQ(resolve_thinking(forced, "https://api.deepseek.com"), forced);
+  }
+  EXPECT_EQ(default_config()["thinking"], "auto");
+  const LlmConfig openai = LlmConfig::from_json({{"base_url", "https://api.openai.com/v1"}, {"model", "gpt-4o-mini"}});
+  EXPECT_FALSE(nlohmann::json::parse(build_request_body(openai.request, nlohmann::json::array())).contains("thinking"));
+  const LlmConfig deepseek = LlmConfig::from_json(nlohmann::json::object());
+  EXPECT_EQ(nlohmann::json::parse(build_request_body(deepseek.request, nlohmann::json::array()))["thinking"]["type"],
+            "disabled");
+  const LlmConfig forced = LlmConfig::from_json({{"base_url", "https://api.openai.com/v1"}, {"thinking", "enabled"}});
+  EXPECT_EQ(nlohmann::json::parse(build_request_body(forced.request, nlohmann::json::array()))["thinking"]["type"],
+            "enabled");
+}
+
+TEST(LlmConfigTest, DefaultsValidate) {
   const LlmConfig c = LlmConfig::from_json(default_config());
   EXPECT_EQ(c.chat_url(), "https://api.deepseek.com/chat/completions");
   EXPECT_EQ(c.api_key_env, "NEWSCLS_LLM_API_KEY");
   EXPECT_THROW(LlmConfig::from_json({{"base_url", "ftp://x"}}), ConfigError);
   EXPECT_THROW(LlmConfig::from_json({{"concurrency", 0}}), ConfigError);
   EXPECT_THROW(LlmConfig::from_json({{"thinking", "maybe"}}), ConfigError);
-  EXPECT_THROW(LlmConfig::from_json({{"no_such_key", 1}}), ConfigError);
   EXPECT_EQ(LlmConfig::from_json({{"base_url", "http://127.0.0.1:9/v1/"}}).chat_url(),
             "http://127.0.0.1:9/v1/chat/completions");
 }

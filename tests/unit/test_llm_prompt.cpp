@@ -72,12 +72,13 @@ TEST(LlmPrompt, FewShotTurnsPrecedeTheTitle) {
   EXPECT_EQ(m.back()["content"], "x");
 }
 
-TEST(LlmPrompt, FingerprintChangesWithFewShotAndJsonMode) {
+// The response cache keys on the request body, so these must show in the messages.
+TEST(LlmPrompt, MessagesChangeWithFewShotAndJsonMode) {
   const auto names = label_names_for(thucnews_labels());
   const Prompt plain = Prompt::build(names, false, {});
-  EXPECT_EQ(plain.fingerprint(), Prompt::build(names, false, {}).fingerprint());
-  EXPECT_NE(plain.fingerprint(), Prompt::build(names, true, {}).fingerprint());
-  EXPECT_NE(plain.fingerprint(), Prompt::build(names, false, {{"t", 1}}).fingerprint());
+  EXPECT_EQ(plain.messages("t"), Prompt::build(names, false, {}).messages("t"));
+  EXPECT_NE(plain.messages("t"), Prompt::build(names, true, {}).messages("t"));
+  EXPECT_NE(plain.messages("t"), Prompt::build(names, false, {{"t", 1}}).messages("t"));
 }
 
 TEST(LlmPrompt, JsonModeFewShotAnswersAreJson) {
