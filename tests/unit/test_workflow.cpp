@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "newscls/config.h"
 #include "newscls/error.h"
 #include "newscls/predict_output.h"
 #include "newscls/registry.h"
@@ -73,7 +74,8 @@ TEST(Registry, FamiliesAnswerWhatTheCommandsAsk) {
   EXPECT_THROW(find_family("fasttext").pretrain(PretrainRequest{}), UsageError);
   const nlohmann::json local = {{"base_url", "http://127.0.0.1:9/v1"}, {"api_key_env", "NEWSCLS_TEST_NO_SUCH_KEY"}};
   EXPECT_EQ(find_family("llm").unavailable_reason(local), "");
-  const nlohmann::json remote = {{"base_url", "https://example.invalid/v1"}, {"api_key_env", "NEWSCLS_TEST_NO_SUCH_KEY"}};
+  nlohmann::json remote = strip_docs(find_family("llm").default_config());
+  remote["api_key_env"] = "NEWSCLS_TEST_NO_SUCH_KEY";
   EXPECT_NE(find_family("llm").unavailable_reason(remote).find("NEWSCLS_TEST_NO_SUCH_KEY"), std::string::npos);
 }
 
