@@ -12,7 +12,7 @@
 #include "bert/batching.h"
 #include "bert/bert.h"
 #include "bert/encoder.h"
-#include "bert/options.h"
+#include "bert/settings.h"
 #include "bert/tensor_io.h"
 #include "bert/training.h"
 #include "bert/vocab.h"

@@ -16,7 +16,7 @@
 #include <torch/torch.h>
 
 #include "bert/encoder.h"
-#include "bert/options.h"
+#include "bert/settings.h"
 #include "newscls/data.h"
 
 namespace newscls::bert {

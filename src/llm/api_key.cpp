@@ -8,7 +8,7 @@
 
 #include <curl/curl.h>
 
-#include "llm/llm_config.h"
+#include "llm/settings.h"
 #include "newscls/error.h"
 
 namespace newscls::llm {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "llm/http_engine.h"
-#include "llm/llm_config.h"
+#include "llm/settings.h"
 #include "llm/prompt.h"
 #include "llm/response_cache.h"
 #include "llm/run_stats.h"

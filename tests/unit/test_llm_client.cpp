@@ -9,7 +9,7 @@
 #include "llm/api_key.h"
 #include "llm/chat_api.h"
 #include "llm/llm.h"
-#include "llm/llm_config.h"
+#include "llm/settings.h"
 #include "llm/response_cache.h"
 #include "llm/retry_policy.h"
 #include "llm/run_stats.h"

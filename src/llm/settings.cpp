@@ -1,4 +1,4 @@
-#include "llm/llm_config.h"
+#include "llm/settings.h"
 
 #include "llm/api_key.h"
 #include "newscls/config.h"

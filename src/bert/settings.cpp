@@ -1,4 +1,4 @@
-#include "bert/options.h"
+#include "bert/settings.h"
 
 #include "newscls/config.h"
 #include "newscls/error.h"
