@@ -2,6 +2,8 @@
 
 #include <utf8proc.h>
 
+#include <cstdint>
+
 #include "newscls/utf8.h"
 
 namespace newscls::hf {
@@ -34,8 +36,31 @@ std::u32string space_cjk(const std::u32string& in) {
   return out;
 }
 
+// False when NFD leaves the text as it is (no character with a decomposition, Hangul
+// syllables decomposing by rule, and none with a combining class to reorder), the common case
+// for Chinese titles, which then skip the UTF-8 round trip through utf8proc.
+bool may_change_under_nfd(const std::u32string& text) {
+  for (char32_t cp : text) {
+    if (cp < 0xC0) continue;
+    if (cp >= 0xAC00 && cp <= 0xD7A3) return true;
+    const utf8proc_property_t* p = utf8proc_get_property(static_cast<utf8proc_int32_t>(cp));
+    if (p->decomp_seqindex != UINT16_MAX || p->combining_class != 0) return true;
+  }
+  return false;
+}
+
+std::u32string drop_nonspacing_marks(const std::u32string& in) {
+  std::u32string out;
+  out.reserve(in.size());
+  for (char32_t cp : in) {
+    if (category_of(cp) != UTF8PROC_CATEGORY_MN) out += cp;
+  }
+  return out;
+}
+
 // NFD (canonical decomposition and ordering, utf8proc), then nonspacing marks dropped.
 std::u32string strip_accents(const std::u32string& in) {
+  if (!may_change_under_nfd(in)) return drop_nonspacing_marks(in);
   const std::string utf8 = encode_utf8(in);
   const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(utf8.data());
   const auto length = static_cast<utf8proc_ssize_t>(utf8.size());
@@ -46,13 +71,11 @@ std::u32string strip_accents(const std::u32string& in) {
     buffer.resize(static_cast<std::size_t>(n));
     n = utf8proc_decompose(bytes, length, buffer.data(), n, UTF8PROC_DECOMPOSE);
   }
-  std::u32string out;
-  if (n < 0) return in;  // cannot happen: the input was encoded from valid code points
-  for (utf8proc_ssize_t i = 0; i < n; ++i) {
-    const auto cp = static_cast<char32_t>(buffer[static_cast<std::size_t>(i)]);
-    if (category_of(cp) != UTF8PROC_CATEGORY_MN) out += cp;
-  }
-  return out;
+  if (n < 0) return drop_nonspacing_marks(in);  // cannot happen: the input is valid UTF-8
+  std::u32string decomposed;
+  decomposed.reserve(static_cast<std::size_t>(n));
+  for (utf8proc_ssize_t i = 0; i < n; ++i) decomposed += static_cast<char32_t>(buffer[static_cast<std::size_t>(i)]);
+  return drop_nonspacing_marks(decomposed);
 }
 
 std::u32string lowercase(const std::u32string& in) {

@@ -120,6 +120,7 @@ BertTokenizer BertTokenizer::load(const std::string& vocab_path, BertTokenizerOp
     }
     if (!content.empty()) t.specials_.emplace_back(content, id);
   }
+  for (const auto& special : t.specials_) t.special_starts_[static_cast<unsigned char>(special.first[0])] = true;
   return t;
 }
 
@@ -136,18 +137,23 @@ std::int64_t BertTokenizer::id_of(const std::string& token) const {
 }
 
 void BertTokenizer::append_word_ids(const std::string& word, std::vector<std::int64_t>& out) const {
-  const std::vector<std::string_view> chars = split_utf8_chars(word);
-  if (chars.size() > options_.max_input_chars_per_word) {
+  // Byte offset of each character, plus the end (words come out of basic_tokenize as valid
+  // UTF-8, so every byte that is not a continuation byte starts a character).
+  std::vector<std::size_t> offsets;
+  offsets.reserve(word.size() + 1);
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    if ((static_cast<unsigned char>(word[i]) & 0xC0) != 0x80) offsets.push_back(i);
+  }
+  const std::size_t chars = offsets.size();
+  offsets.push_back(word.size());
+  if (chars > options_.max_input_chars_per_word) {
     out.push_back(unk_id_);
     return;
   }
-  std::vector<std::size_t> offsets;  // byte offset of each character, plus the end
-  for (std::string_view c : chars) offsets.push_back(static_cast<std::size_t>(c.data() - word.data()));
-  offsets.push_back(word.size());
   const std::size_t first = out.size();
   std::string candidate;
-  for (std::size_t start = 0; start < chars.size();) {
-    std::size_t end = chars.size();
+  for (std::size_t start = 0; start < chars;) {
+    std::size_t end = chars;
     std::int64_t found = -1;
     for (; end > start; --end) {
       candidate.assign(start > 0 ? "##" : "");
@@ -173,6 +179,10 @@ std::vector<std::int64_t> BertTokenizer::tokenize_ids(std::string_view text) con
   std::vector<std::int64_t> out;
   std::size_t segment = 0;
   for (std::size_t i = 0; i < text.size();) {
+    if (!special_starts_[static_cast<unsigned char>(text[i])]) {
+      ++i;
+      continue;
+    }
     // Leftmost-longest match of a special token written literally in the text.
     const std::pair<std::string, std::int64_t>* best = nullptr;
     for (const auto& special : specials_) {
