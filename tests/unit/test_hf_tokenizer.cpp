@@ -92,10 +92,17 @@ TEST(HfTokenizer, TextPipelineRules) {
   const char dirty[] = "a\0b\xef\xbf\xbd" "c\u200bd\te";  // NUL, U+FFFD, zero-width space, tab
   EXPECT_EQ(hf::basic_tokenize(std::string(dirty, sizeof dirty - 1), lower), (std::vector<std::string>{"abcd", "e"}));
   EXPECT_EQ(hf::basic_tokenize("中文ab", lower), (std::vector<std::string>{"中", "文", "ab"}));
+  // Precomposed and decomposed accents strip alike; NFD splits a Hangul syllable into its jamo.
+  EXPECT_EQ(hf::basic_tokenize("\u00c9t\u00e9 E\u0301te\u0301", lower), (std::vector<std::string>{"ete", "ete"}));
+  EXPECT_EQ(hf::basic_tokenize("\ud55c", lower), std::vector<std::string>{"\u1112\u1161\u11ab"});
+  EXPECT_EQ(hf::basic_tokenize("\u0130", lower), std::vector<std::string>{"i"});
   hf::BertTextOptions cased;
   cased.lowercase = false;
   cased.strip_accents = false;
   EXPECT_EQ(hf::basic_tokenize("Héllo", cased), (std::vector<std::string>{"Héllo"}));
+  hf::BertTextOptions lower_keep_accents;
+  lower_keep_accents.strip_accents = false;
+  EXPECT_EQ(hf::basic_tokenize("\u0130X", lower_keep_accents), std::vector<std::string>{"i\u0307x"});
   EXPECT_TRUE(hf::is_bert_punctuation(U'$'));    // ASCII symbol counted as punctuation
   EXPECT_TRUE(hf::is_bert_punctuation(U'\u300a'));  // 《 is Ps
   EXPECT_FALSE(hf::is_bert_punctuation(U'\u00a5'));  // ¥ is Sc, not punctuation
