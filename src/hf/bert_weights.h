@@ -1,8 +1,8 @@
 // Every weight of a Hugging Face BERT checkpoint as float32 buffers with their shapes, found
 // under whichever names the file carries: with or without the "bert." prefix, LayerNorm as
 // .weight/.bias or as the older .gamma/.beta, pooler and classifier present or absent. The
-// heads of pretraining (cls.*) and buffers such as position_ids are left out and listed in
-// `unused`. Shapes follow torch.nn.Linear ([out, in]) and are checked against the config; a
+// heads of pretraining (cls.*), buffers such as position_ids and layers past the config's
+// num_hidden_layers are left out and listed in `unused`. Shapes follow torch.nn.Linear ([out, in]) and are checked against the config; a
 // missing or mis-shaped tensor is refused with a ModelFormatError naming the file and tensor.
 //
 //   SafetensorsFile file = SafetensorsFile::open(dir + "/model.safetensors");

@@ -8,7 +8,9 @@
 // open() memory-maps the file and validates the whole index up front: a header past the end
 // of the file, a non-object header, duplicate names, an unknown dtype, offsets out of range or
 // overlapping, or a shape that disagrees with its byte count are refused with a
-// ModelFormatError naming the file. F32, F16 and BF16 tensors are read as float32.
+// ModelFormatError naming the file (gaps between tensors are tolerated). Integer dtypes are
+// indexed (old checkpoints carry an I64 position_ids buffer); F32, F16, BF16 and F64 tensors
+// are read as float32.
 //
 //   SafetensorsFile file = SafetensorsFile::open(dir + "/model.safetensors");
 //   if (const TensorInfo* t = file.find("classifier.weight")) {
