@@ -8,3 +8,5 @@ find_package(CURL REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
+# NFD and Unicode categories for the Hugging Face WordPiece tokenizer (src/hf).
+pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)

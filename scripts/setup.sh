@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config python3
   libtorch-dev libsentencepiece-dev libcli11-dev libspdlog-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev libcurl4-openssl-dev libsqlite3-dev
+  libgtest-dev libgmock-dev libcurl4-openssl-dev libsqlite3-dev libutf8proc-dev
   # LibTorch uses the system BLAS; OpenBLAS is about 10x faster than the reference BLAS.
   libopenblas0-pthread
 )
