@@ -9,9 +9,12 @@ packages=(
   libgtest-dev libgmock-dev libcurl4-openssl-dev libsqlite3-dev libutf8proc-dev
   # LibTorch uses the system BLAS; OpenBLAS is about 10x faster than the reference BLAS.
   libopenblas0-pthread
+  # Tests: /usr/bin/time measures peak memory (test_hostile_predict_memory_slow), strace
+  # checks the fsync order of a bundle commit (test_bundle_durability).
+  time strace
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(fasttext python3-sklearn python3-jieba python3-torch python3-numpy time)
+  packages+=(fasttext python3-sklearn python3-jieba python3-torch python3-numpy)
 fi
 # `--fuzz` (anywhere on the line) adds clang and its libFuzzer runtime for scripts/fuzz.sh.
 if [[ " $* " == *" --fuzz "* ]]; then

@@ -2,6 +2,8 @@
 //
 // Content goes to "<path>.tmp.<pid>" and is renamed over <path> only when complete and
 // flushed; an AtomicOutputFile destroyed without commit() removes its temporary file.
+// A directory built under a temporary name is made durable with sync_tree() and put in
+// place with replace_directory(); sync_path() on its parent then records the rename.
 //
 //   write_file_atomic("runs/x/metrics.json", json.dump(2) + "\n");
 //   AtomicOutputFile out(path); std::fputs("...", out.stream()); out.commit();
@@ -38,5 +40,16 @@ class AtomicOutputFile {
 
 // Creates dir and its parents; IoError when it cannot.
 void make_directories(const std::string& dir);
+
+// fsync of one file or directory; IoError naming path on failure.
+void sync_path(const std::string& path);
+// fsync of every file and directory under dir, then of dir itself, so that a rename of dir
+// made after it can never reveal files whose contents are still only in the page cache.
+void sync_tree(const std::string& dir);
+
+// Renames directory from over to. An existing to is first moved aside to "<to>.old.<pid>"
+// and removed once from is in place; if that rename fails, the old to is moved back and the
+// IoError carries the rename's own error (errno), not the outcome of moving it back.
+void replace_directory(const std::string& from, const std::string& to);
 
 }  // namespace newscls

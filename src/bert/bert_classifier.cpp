@@ -126,7 +126,7 @@ nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx) {
   build_model(num_classes);
   if (options_.pretrain_epochs == 0) return nlohmann::json::object();
   const std::string saved = ctx.work_dir.empty() ? "" : ctx.work_dir + "/bert_pretrained.bin";
-  const bool have_checkpoint = !ctx.work_dir.empty() && fs::exists(ctx.work_dir + "/bert_checkpoint/state.bin");
+  const bool have_checkpoint = has_checkpoint(ctx.work_dir);
   if (ctx.resume && (have_checkpoint || (!saved.empty() && fs::exists(saved)))) {
     if (!have_checkpoint) load_tensors(saved, named_state(*model_->encoder));
     spdlog::info("resume: pretraining already done");

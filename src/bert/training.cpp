@@ -14,6 +14,7 @@
 #include "bert/optimiser.h"
 #include "bert/tensor_io.h"
 #include "bert/vocab.h"
+#include "newscls/atomic_file.h"
 #include "newscls/binary_io.h"
 #include "newscls/error.h"
 #include "newscls/interrupt.h"
@@ -116,16 +117,13 @@ struct CheckpointPaths {
   fs::path best() const { return dir / "best.bin"; }
 };
 
-void write_checkpoint(const fs::path& root, const FineTuneState& s, const NamedTensors& model,
-                      const NamedTensors& best, Optimiser& optimizer) {
-  const fs::path final_dir = root / "bert_checkpoint";
-  CheckpointPaths tmp{root / "bert_checkpoint.tmp"};
-  fs::remove_all(tmp.dir);
-  fs::create_directories(tmp.dir);
-  save_tensors(tmp.model().string(), model);
-  save_tensors(tmp.best().string(), best);
-  optimizer.save(tmp.dir.string());
-  PayloadWriter w(tmp.state().string(), kStateMagic, kStateVersion);
+// <root>/bert_checkpoint is the checkpoint; the writer builds the next one in .tmp and
+// swaps it in through .old (see swap_in_checkpoint).
+fs::path current_checkpoint(const fs::path& root) { return root / "bert_checkpoint"; }
+fs::path previous_checkpoint(const fs::path& root) { return root / "bert_checkpoint.old"; }
+
+void write_checkpoint_state(const fs::path& path, const FineTuneState& s) {
+  PayloadWriter w(path.string(), kStateMagic, kStateVersion);
   w.u32(static_cast<std::uint32_t>(s.next_epoch));
   w.u64(static_cast<std::uint64_t>(s.step));
   w.f64(s.best_f1);
@@ -135,19 +133,46 @@ void write_checkpoint(const fs::path& root, const FineTuneState& s, const NamedT
   w.u64(s.train_titles);
   w.str(s.history.dump());
   w.finish();
-  // Swap directories so a crash leaves either the old or the new checkpoint whole.
-  const fs::path old_dir = root / "bert_checkpoint.old";
-  fs::remove_all(old_dir);
-  if (fs::exists(final_dir)) fs::rename(final_dir, old_dir);
-  fs::rename(tmp.dir, final_dir);
+}
+
+// Two renames: current -> .old, .tmp -> current. A crash between them leaves only .old,
+// which read_checkpoint falls back to; so .old is dropped only while a current one exists
+// to replace it, and removed for good once the new one is in place.
+void swap_in_checkpoint(const fs::path& root, const fs::path& tmp_dir) {
+  const fs::path final_dir = current_checkpoint(root), old_dir = previous_checkpoint(root);
+  if (fs::exists(final_dir)) {
+    fs::remove_all(old_dir);
+    fs::rename(final_dir, old_dir);
+  }
+  fs::rename(tmp_dir, final_dir);
+  sync_path(root.string());
   fs::remove_all(old_dir);
 }
 
-bool read_checkpoint(const fs::path& root, FineTuneState& s, const NamedTensors& model,
-                     NamedTensors& best, Optimiser& optimizer) {
-  CheckpointPaths paths{root / "bert_checkpoint"};
-  if (!fs::exists(paths.state())) return false;
-  PayloadReader r(paths.state().string(), kStateMagic, kStateVersion);
+void write_checkpoint(const fs::path& root, const FineTuneState& s, const NamedTensors& model,
+                      const NamedTensors& best, Optimiser& optimizer) {
+  CheckpointPaths tmp{root / "bert_checkpoint.tmp"};
+  fs::remove_all(tmp.dir);
+  fs::create_directories(tmp.dir);
+  save_tensors(tmp.model().string(), model);
+  save_tensors(tmp.best().string(), best);
+  optimizer.save(tmp.dir.string());
+  write_checkpoint_state(tmp.state(), s);
+  sync_tree(tmp.dir.string());  // the files are whole on disk before the rename names them
+  swap_in_checkpoint(root, tmp.dir);
+}
+
+// The directory to resume from: the current checkpoint, else the previous one that a crash
+// between swap_in_checkpoint's renames left behind; empty when there is neither.
+fs::path checkpoint_to_resume(const fs::path& root) {
+  for (const fs::path& dir : {current_checkpoint(root), previous_checkpoint(root)}) {
+    if (fs::exists(CheckpointPaths{dir}.state())) return dir;
+  }
+  return {};
+}
+
+void read_checkpoint_state(const fs::path& path, FineTuneState& s) {
+  PayloadReader r(path.string(), kStateMagic, kStateVersion);
   s.next_epoch = static_cast<int>(r.u32());
   s.step = static_cast<std::int64_t>(r.u64());
   s.best_f1 = r.f64();
@@ -158,9 +183,19 @@ bool read_checkpoint(const fs::path& root, FineTuneState& s, const NamedTensors&
   try {
     s.history = nlohmann::json::parse(r.str());
   } catch (const nlohmann::json::exception&) {
-    throw ModelFormatError(paths.state().string(), "corrupt history");
+    throw ModelFormatError(path.string(), "corrupt history");
   }
   r.expect_end();
+}
+
+bool read_checkpoint(const fs::path& root, FineTuneState& s, const NamedTensors& model,
+                     NamedTensors& best, Optimiser& optimizer) {
+  CheckpointPaths paths{checkpoint_to_resume(root)};
+  if (paths.dir.empty()) return false;
+  if (paths.dir != current_checkpoint(root)) {
+    spdlog::warn("resuming from {}: the run stopped while replacing its checkpoint", paths.dir.string());
+  }
+  read_checkpoint_state(paths.state(), s);
   load_tensors(paths.model().string(), model);
   load_tensors(paths.best().string(), best);
   optimizer.load(paths.dir.string());
@@ -230,65 +265,86 @@ nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng
           {"pretrain_titles_per_s", seconds > 0 ? titles / seconds : 0.0}};
 }
 
-nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& rng,
-                         const Options& o, const FineTuneJob& job) {
-  const std::vector<std::size_t> lengths = lengths_of(*job.train);
-  const std::int64_t total = total_steps(lengths.size(), o.batch_size, o.epochs, o.max_steps);
-  Optimiser optimizer(*model, o.lr, o.weight_decay);
-  const NamedTensors live = named_state(*model);
-  NamedTensors best = clone_state(live);
+bool has_checkpoint(const std::string& work_dir) {
+  return !work_dir.empty() && !checkpoint_to_resume(work_dir).empty();
+}
+
+namespace {
+
+// What one fine-tuning run carries from step to step and epoch to epoch.
+struct FineTuneRun {
+  FineTuneRun(ClassifierModel m, const Options& options, const FineTuneJob& j)
+      : model(std::move(m)),
+        o(options),
+        job(j),
+        lengths(lengths_of(*j.train)),
+        total(total_steps(lengths.size(), options.batch_size, options.epochs, options.max_steps)),
+        optimizer(*model, options.lr, options.weight_decay),
+        live(named_state(*model)),
+        best(clone_state(live)) {}
+
+  ClassifierModel model;
+  const Options& o;
+  const FineTuneJob& job;
+  std::vector<std::size_t> lengths;
+  std::int64_t total;
+  Optimiser optimizer;
+  NamedTensors live, best;
   FineTuneState s;
-  const bool checkpoints = !job.checkpoint_dir.empty();
-  if (checkpoints && job.resume && read_checkpoint(job.checkpoint_dir, s, live, best, optimizer)) {
-    spdlog::info("resuming fine-tuning at epoch {} (step {})", s.next_epoch + 1, s.step);
-  }
-  const bool use_dev = job.dev != nullptr && !job.dev->empty();
-  Progress bar("fine-tune", static_cast<std::size_t>(total));
-  if (s.step > 0) bar.advance(static_cast<std::size_t>(s.step));
   double ema_loss = 0;
-  for (int epoch = s.next_epoch; epoch < o.epochs && s.step < total && !s.stopped; ++epoch) {
-    model->train();
-    rng->reseed(mix_seed(job.seed, 4, epoch));
-    std::mt19937_64 shuffle(mix_seed(job.seed, 5, epoch));
-    for (const auto& rows : bucket_batches(lengths, o.batch_size, &shuffle)) {
-      if (s.step >= total) break;
-      check_interrupted();
-      const auto start = Clock::now();
-      const std::clock_t cpu_start = std::clock();
-      Batch batch = make_batch(*job.train, rows, job.train_labels);
-      torch::Tensor loss = torch::cross_entropy_loss(model(batch.ids, batch.key_valid), batch.labels);
-      optimizer.zero_grad();
-      loss.backward();
-      optimiser_step(optimizer, o, o.lr, s.step, total);
-      ++s.step;
-      s.train_seconds += seconds_since(start);
-      s.cpu_seconds += static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
-      s.train_titles += rows.size();
-      const double l = loss.item<double>();
-      ema_loss = ema_loss == 0 ? l : 0.98 * ema_loss + 0.02 * l;
-      bar.advance(1, step_text(ema_loss, s.train_titles, s.train_seconds));
-    }
-    nlohmann::json record = {{"epoch", epoch + 1}, {"step", s.step}, {"train_loss", ema_loss}};
-    if (use_dev) {
-      const double f1 = dev_macro_f1(model, job, o.predict_batch_size);
-      record["dev_macro_f1"] = f1;
-      if (f1 > s.best_f1) {
-        s.best_f1 = f1;
-        s.bad_epochs = 0;
-        best = clone_state(live);
-      } else if (++s.bad_epochs >= o.patience) {
-        s.stopped = true;
-      }
-      spdlog::info("epoch {}: loss {:.4f}, dev macro-F1 {:.4f}{}", epoch + 1, ema_loss, f1,
-                   s.stopped ? " (early stop)" : "");
-    }
-    s.history.push_back(record);
-    s.next_epoch = epoch + 1;
-    if (checkpoints) write_checkpoint(job.checkpoint_dir, s, live, best, optimizer);
+};
+
+void fine_tune_step(FineTuneRun& r, const std::vector<std::size_t>& rows, Progress& bar) {
+  FineTuneState& s = r.s;
+  const auto start = Clock::now();
+  const std::clock_t cpu_start = std::clock();
+  Batch batch = make_batch(*r.job.train, rows, r.job.train_labels);
+  torch::Tensor loss = torch::cross_entropy_loss(r.model(batch.ids, batch.key_valid), batch.labels);
+  r.optimizer.zero_grad();
+  loss.backward();
+  optimiser_step(r.optimizer, r.o, r.o.lr, s.step, r.total);
+  ++s.step;
+  s.train_seconds += seconds_since(start);
+  s.cpu_seconds += static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+  s.train_titles += rows.size();
+  const double l = loss.item<double>();
+  r.ema_loss = r.ema_loss == 0 ? l : 0.98 * r.ema_loss + 0.02 * l;
+  bar.advance(1, step_text(r.ema_loss, s.train_titles, s.train_seconds));
+}
+
+void fine_tune_epoch(FineTuneRun& r, const std::shared_ptr<MaskRng>& rng, int epoch, Progress& bar) {
+  r.model->train();
+  rng->reseed(mix_seed(r.job.seed, 4, epoch));
+  std::mt19937_64 shuffle(mix_seed(r.job.seed, 5, epoch));
+  for (const auto& rows : bucket_batches(r.lengths, r.o.batch_size, &shuffle)) {
+    if (r.s.step >= r.total) break;
+    check_interrupted();
+    fine_tune_step(r, rows, bar);
   }
-  bar.finish();
-  if (use_dev && s.best_f1 >= 0) copy_state(best, live);
-  model->eval();
+}
+
+// Scores dev, keeps the best weights, decides on early stopping and records the epoch.
+void end_fine_tune_epoch(FineTuneRun& r, int epoch, bool use_dev) {
+  FineTuneState& s = r.s;
+  nlohmann::json record = {{"epoch", epoch + 1}, {"step", s.step}, {"train_loss", r.ema_loss}};
+  if (use_dev) {
+    const double f1 = dev_macro_f1(r.model, r.job, r.o.predict_batch_size);
+    record["dev_macro_f1"] = f1;
+    if (f1 > s.best_f1) {
+      s.best_f1 = f1;
+      s.bad_epochs = 0;
+      r.best = clone_state(r.live);
+    } else if (++s.bad_epochs >= r.o.patience) {
+      s.stopped = true;
+    }
+    spdlog::info("epoch {}: loss {:.4f}, dev macro-F1 {:.4f}{}", epoch + 1, r.ema_loss, f1,
+                 s.stopped ? " (early stop)" : "");
+  }
+  s.history.push_back(record);
+  s.next_epoch = epoch + 1;
+}
+
+nlohmann::json fine_tune_facts(const FineTuneState& s) {
   const double rate = s.train_seconds > 0 ? s.train_titles / s.train_seconds : 0.0;
   return {{"steps", s.step},
           {"epochs_run", s.next_epoch},
@@ -298,6 +354,30 @@ nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& 
           {"train_step_seconds", s.train_seconds},
           {"train_titles_per_s", rate},
           {"train_titles_per_cpu_s", s.cpu_seconds > 0 ? s.train_titles / s.cpu_seconds : 0.0}};
+}
+
+}  // namespace
+
+nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& rng,
+                         const Options& o, const FineTuneJob& job) {
+  FineTuneRun r(std::move(model), o, job);
+  FineTuneState& s = r.s;
+  const bool checkpoints = !job.checkpoint_dir.empty();
+  if (checkpoints && job.resume && read_checkpoint(job.checkpoint_dir, s, r.live, r.best, r.optimizer)) {
+    spdlog::info("resuming fine-tuning at epoch {} (step {})", s.next_epoch + 1, s.step);
+  }
+  const bool use_dev = job.dev != nullptr && !job.dev->empty();
+  Progress bar("fine-tune", static_cast<std::size_t>(r.total));
+  if (s.step > 0) bar.advance(static_cast<std::size_t>(s.step));
+  for (int epoch = s.next_epoch; epoch < o.epochs && s.step < r.total && !s.stopped; ++epoch) {
+    fine_tune_epoch(r, rng, epoch, bar);
+    end_fine_tune_epoch(r, epoch, use_dev);
+    if (checkpoints) write_checkpoint(job.checkpoint_dir, s, r.live, r.best, r.optimizer);
+  }
+  bar.finish();
+  if (use_dev && s.best_f1 >= 0) copy_state(r.best, r.live);
+  r.model->eval();
+  return fine_tune_facts(s);
 }
 
 torch::Tensor predict_probs(ClassifierModel model, const Encoded& titles, int batch_size) {

@@ -50,6 +50,10 @@ struct FineTuneJob {
 nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& rng,
                          const Options& options, const FineTuneJob& job);
 
+// True when work_dir holds a checkpoint that a resumed fine_tune continues from: the
+// current one, or the previous one when a crash came while it was being replaced.
+bool has_checkpoint(const std::string& work_dir);
+
 // Class probabilities (N, classes) in input order, batched by length, without autograd.
 torch::Tensor predict_probs(ClassifierModel model, const Encoded& titles, int batch_size);
 

@@ -15,6 +15,8 @@
 namespace newscls {
 namespace {
 
+namespace fs = std::filesystem;
+
 std::string errno_text() { return std::strerror(errno); }
 
 std::string temp_name(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()); }
@@ -84,8 +86,52 @@ void AtomicOutputFile::commit() {
 
 void make_directories(const std::string& dir) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  fs::create_directories(dir, ec);
   if (ec) throw IoError(dir, "cannot create directory: " + ec.message());
+}
+
+void sync_path(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw IoError(path, "cannot open to sync: " + errno_text());
+  const bool synced = ::fsync(fd) == 0;
+  const int saved_errno = errno;
+  ::close(fd);
+  // EINVAL: a file system that cannot sync this kind of file (some cannot sync directories).
+  if (!synced && saved_errno != EINVAL) {
+    errno = saved_errno;
+    throw IoError(path, "fsync failed: " + errno_text());
+  }
+}
+
+void sync_tree(const std::string& dir) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::file_status status = it->symlink_status(ec);
+    if (!ec && (fs::is_regular_file(status) || fs::is_directory(status))) sync_path(it->path().string());
+  }
+  if (ec) throw IoError(dir, "cannot list to sync: " + ec.message());
+  sync_path(dir);
+}
+
+void replace_directory(const std::string& from, const std::string& to) {
+  const std::string old_dir = to + ".old." + std::to_string(::getpid());
+  std::error_code ec;
+  const bool had_old = fs::exists(to, ec);
+  if (had_old) {
+    fs::rename(to, old_dir, ec);
+    if (ec) throw IoError(to, "cannot move the existing directory aside: " + ec.message());
+  }
+  fs::rename(from, to, ec);
+  if (ec) {
+    std::string why = ec.message();  // before the move back can overwrite ec
+    if (had_old) {
+      std::error_code restore;
+      fs::rename(old_dir, to, restore);
+      if (restore) why += "; the previous one is left at " + old_dir + " (" + restore.message() + ")";
+    }
+    throw IoError(to, "cannot move the new directory into place: " + why);
+  }
+  if (had_old) fs::remove_all(old_dir, ec);
 }
 
 }  // namespace newscls

@@ -116,20 +116,13 @@ void BundleWriter::commit(Manifest manifest) {
   manifest.payloads.clear();
   for (const std::string& name : payload_names_) manifest.payloads[name] = sha256_file_hex(file_path(name));
   write_file_atomic(file_path("manifest.json"), manifest_to_json(manifest).dump(2) + "\n");
-  const std::string old_dir = final_dir_ + ".old." + std::to_string(::getpid());
-  std::error_code ec;
-  const bool had_old = fs::exists(final_dir_, ec);
-  if (had_old) {
-    fs::rename(final_dir_, old_dir, ec);
-    if (ec) throw IoError(final_dir_, "cannot move the previous bundle aside: " + ec.message());
-  }
-  fs::rename(tmp_dir_, final_dir_, ec);
-  if (ec) {
-    if (had_old) fs::rename(old_dir, final_dir_, ec);
-    throw IoError(final_dir_, "cannot move the new bundle into place: " + ec.message());
-  }
+  // Payload writers only flush; after a crash the renamed directory must not hold files
+  // whose blocks never reached the disk.
+  sync_tree(tmp_dir_);
+  replace_directory(tmp_dir_, final_dir_);
   committed_ = true;
-  if (had_old) remove_tree_quietly(old_dir);
+  const fs::path parent = fs::path(final_dir_).parent_path();
+  sync_path(parent.empty() ? "." : parent.string());  // records the rename itself
 }
 
 Bundle Bundle::open(const std::string& dir) {

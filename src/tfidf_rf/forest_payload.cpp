@@ -49,6 +49,78 @@ std::size_t tree_end(const std::vector<std::uint32_t>& roots, std::size_t t, std
   return end;
 }
 
+// The array sizes every index below relies on.
+void check_sizes(const PayloadReader& r, const std::vector<std::uint32_t>& roots, std::size_t n_nodes,
+                 std::size_t n_distribution_values, int num_classes) {
+  if (n_nodes > 0x7fffffffULL) throw corrupt(r, "node count");
+  if (n_distribution_values % static_cast<std::size_t>(num_classes) != 0) {
+    throw corrupt(r, "distribution table size");
+  }
+  if (roots.empty() ? n_nodes != 0 : roots[0] != 0) throw corrupt(r, "nodes outside every tree");
+}
+
+// Rebuilds version 2's preorder trees from their codes (>= 0: the split's feature, taking the
+// next threshold; < 0: -1 - the leaf's distribution), checking every index on the way.
+class NodeDecoder {
+ public:
+  NodeDecoder(const PayloadReader& r, const std::vector<std::int32_t>& codes,
+              const std::vector<float>& thresholds, std::size_t n_dists, std::size_t n_features)
+      : r_(r), codes_(codes), thresholds_(thresholds), n_dists_(n_dists), n_features_(n_features) {}
+
+  void decode_tree(std::size_t t, std::size_t begin, std::size_t end, std::vector<ForestNode>& nodes) {
+    pending_.clear();
+    for (std::size_t i = begin; i < end; ++i) {
+      if (i > begin) link(i, t, nodes);
+      nodes[i] = decode(i, t);
+    }
+    if (!pending_.empty() || nodes[end - 1].feature >= 0) {
+      throw corrupt(r_, "tree " + std::to_string(t) + " is incomplete");
+    }
+  }
+
+  void check_all_thresholds_used() const {
+    if (split_ != thresholds_.size()) throw corrupt(r_, "more thresholds than splits");
+  }
+
+ private:
+  ModelFormatError bad_node(std::size_t i, std::size_t t, const std::string& what) const {
+    return corrupt(r_, "node " + std::to_string(i) + " of tree " + std::to_string(t) + " " + what);
+  }
+
+  // In preorder a node is the left child of the node before it if that is a split, or else
+  // the right child of the latest split still waiting for one.
+  void link(std::size_t i, std::size_t t, std::vector<ForestNode>& nodes) {
+    if (nodes[i - 1].feature >= 0) {
+      pending_.push_back(i - 1);
+      return;
+    }
+    if (pending_.empty()) throw bad_node(i, t, "is past the end of its tree");
+    nodes[pending_.back()].next = static_cast<std::int32_t>(i);
+    pending_.pop_back();
+  }
+
+  ForestNode decode(std::size_t i, std::size_t t) {
+    const std::int32_t code = codes_[i];
+    if (code < 0) {
+      const auto d = static_cast<std::size_t>(-1 - static_cast<std::int64_t>(code));
+      if (d >= n_dists_) throw bad_node(i, t, "has no distribution");
+      return {-1, static_cast<std::int32_t>(d), 0.0f};
+    }
+    if (static_cast<std::size_t>(code) >= n_features_) throw bad_node(i, t, "splits on an unknown feature");
+    if (split_ >= thresholds_.size()) throw corrupt(r_, "fewer thresholds than splits");
+    // The walk sends absent features left without reading the threshold.
+    if (thresholds_[split_] < 0) throw bad_node(i, t, "has a negative threshold");
+    return {code, 0, thresholds_[split_++]};
+  }
+
+  const PayloadReader& r_;
+  const std::vector<std::int32_t>& codes_;
+  const std::vector<float>& thresholds_;
+  std::size_t n_dists_, n_features_;
+  std::size_t split_ = 0;
+  std::vector<std::size_t> pending_;  // splits whose left subtree is being read
+};
+
 }  // namespace
 
 RandomForest RandomForest::load(PayloadReader& r) {
@@ -61,49 +133,13 @@ RandomForest RandomForest::load(PayloadReader& r) {
   const std::vector<float> split_thresholds = r.f32_array();
   f.distributions_ = r.f32_array();
   const std::size_t n = codes.size();
-  if (n > 0x7fffffffULL) throw corrupt(r, "node count");
-  if (f.distributions_.size() % static_cast<std::size_t>(f.num_classes_) != 0) {
-    throw corrupt(r, "distribution table size");
-  }
-  if (f.tree_roots_.empty() ? n != 0 : f.tree_roots_[0] != 0) throw corrupt(r, "nodes outside every tree");
-  const std::size_t n_dists = f.num_distributions();
+  check_sizes(r, f.tree_roots_, n, f.distributions_.size(), f.num_classes_);
+  NodeDecoder decoder(r, codes, split_thresholds, f.num_distributions(), f.num_features_);
   f.nodes_.resize(n);
-  std::size_t split = 0;
-  std::vector<std::size_t> pending;  // splits whose left subtree is being read
   for (std::size_t t = 0; t < f.tree_roots_.size(); ++t) {
-    const std::size_t begin = f.tree_roots_[t], end = tree_end(f.tree_roots_, t, n, r);
-    auto bad_node = [&](std::size_t i, const std::string& what) {
-      return corrupt(r, "node " + std::to_string(i) + " of tree " + std::to_string(t) + " " + what);
-    };
-    pending.clear();
-    for (std::size_t i = begin; i < end; ++i) {
-      // In preorder a node is the left child of the node before it if that is a split,
-      // or else the right child of the latest split still waiting for one.
-      if (i > begin && f.nodes_[i - 1].feature >= 0) {
-        pending.push_back(i - 1);
-      } else if (i > begin) {
-        if (pending.empty()) throw bad_node(i, "is past the end of its tree");
-        f.nodes_[pending.back()].next = static_cast<std::int32_t>(i);
-        pending.pop_back();
-      }
-      const std::int32_t code = codes[i];
-      if (code < 0) {
-        const auto d = static_cast<std::size_t>(-1 - static_cast<std::int64_t>(code));
-        if (d >= n_dists) throw bad_node(i, "has no distribution");
-        f.nodes_[i] = {-1, static_cast<std::int32_t>(d), 0.0f};
-        continue;
-      }
-      if (static_cast<std::size_t>(code) >= f.num_features_) throw bad_node(i, "splits on an unknown feature");
-      if (split >= split_thresholds.size()) throw corrupt(r, "fewer thresholds than splits");
-      // The walk sends absent features left without reading the threshold.
-      if (split_thresholds[split] < 0) throw bad_node(i, "has a negative threshold");
-      f.nodes_[i] = {code, 0, split_thresholds[split++]};
-    }
-    if (!pending.empty() || f.nodes_[end - 1].feature >= 0) {
-      throw corrupt(r, "tree " + std::to_string(t) + " is incomplete");
-    }
+    decoder.decode_tree(t, f.tree_roots_[t], tree_end(f.tree_roots_, t, n, r), f.nodes_);
   }
-  if (split != split_thresholds.size()) throw corrupt(r, "more thresholds than splits");
+  decoder.check_all_thresholds_used();
   return f;
 }
 

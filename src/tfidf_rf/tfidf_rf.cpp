@@ -132,7 +132,11 @@ class TfidfRfClassifier : public Classifier {
     return TitleTokenizer(settings_.tokens, subword_ ? &*subword_ : nullptr);
   }
   CsrMatrix vectorize(const std::vector<std::string>& titles) const;
+  // The steps of train: SentencePiece pieces (when enabled), the vocabulary, the forest.
+  void fit_subword(const std::vector<std::string>& titles);
   void fit_vocabulary(const std::vector<std::string>& titles);
+  ForestOptions forest_options(std::size_t n_features, std::uint64_t seed) const;
+  void fit_forest(const CsrMatrix& x, const Dataset& data, int num_classes, const ForestOptions& fo);
 
   Settings settings_;
   nlohmann::json config_;
@@ -184,41 +188,31 @@ CsrMatrix TfidfRfClassifier::vectorize(const std::vector<std::string>& titles) c
   return x;
 }
 
-nlohmann::json TfidfRfClassifier::train(const TrainContext& ctx) {
-  if (ctx.train == nullptr || ctx.labels == nullptr || ctx.train->size() == 0) {
-    throw DataError(ctx.train ? ctx.train->path : "", 0, "no training titles");
-  }
-  threads_ = std::max(ctx.threads, 1);
-  const Dataset& data = *ctx.train;
-  const auto start = Clock::now();
-
+void TfidfRfClassifier::fit_subword(const std::vector<std::string>& titles) {
   subword_.reset();
-  double subword_seconds = 0;
-  if (settings_.subword) {
-    std::vector<std::string> normalized;
-    normalized.reserve(data.size());
-    for (const std::string& t : data.titles) normalized.push_back(normalize_title(t));
-    SubwordOptions so;
-    so.vocab_size = settings_.subword_vocab_size;
-    subword_ = SubwordTokenizer::train(normalized, so);
-    subword_seconds = seconds_since(start);
-  }
-  fit_vocabulary(data.titles);
-  CsrMatrix x = vectorize(data.titles);
-  const double vectorise_seconds = seconds_since(start);
-  spdlog::info("tfidf-rf: {} titles, {} features, {:.1f} non-zeros per title, vectorised in {:.2f} s",
-               x.rows(), x.cols, static_cast<double>(x.nnz()) / static_cast<double>(x.rows()),
-               vectorise_seconds);
+  if (!settings_.subword) return;
+  std::vector<std::string> normalized;
+  normalized.reserve(titles.size());
+  for (const std::string& t : titles) normalized.push_back(normalize_title(t));
+  SubwordOptions so;
+  so.vocab_size = settings_.subword_vocab_size;
+  subword_ = SubwordTokenizer::train(normalized, so);
+}
 
+ForestOptions TfidfRfClassifier::forest_options(std::size_t n_features, std::uint64_t seed) const {
   ForestOptions fo = settings_.forest;
-  fo.features_per_split = resolve_features_per_split(settings_.features_per_split, x.cols);
-  fo.seed = ctx.seed;
+  fo.features_per_split = resolve_features_per_split(settings_.features_per_split, n_features);
+  fo.seed = seed;
   fo.threads = threads_;
-  const auto fit_start = Clock::now();
+  return fo;
+}
+
+void TfidfRfClassifier::fit_forest(const CsrMatrix& x, const Dataset& data, int num_classes,
+                                   const ForestOptions& fo) {
   Progress bar("forest", static_cast<std::size_t>(fo.n_trees));
   std::mutex bar_mutex;
   try {
-    forest_ = RandomForest::fit(x, data.labels, ctx.labels->size(), fo, [&]() {
+    forest_ = RandomForest::fit(x, data.labels, num_classes, fo, [&]() {
       std::lock_guard<std::mutex> lock(bar_mutex);
       bar.advance(1);
     });
@@ -226,6 +220,27 @@ nlohmann::json TfidfRfClassifier::train(const TrainContext& ctx) {
     throw DataError(data.path, 0, e.what());
   }
   bar.finish();
+}
+
+nlohmann::json TfidfRfClassifier::train(const TrainContext& ctx) {
+  if (ctx.train == nullptr || ctx.labels == nullptr || ctx.train->size() == 0) {
+    throw DataError(ctx.train ? ctx.train->path : "", 0, "no training titles");
+  }
+  threads_ = std::max(ctx.threads, 1);
+  const Dataset& data = *ctx.train;
+  const auto start = Clock::now();
+  fit_subword(data.titles);
+  const double subword_seconds = settings_.subword ? seconds_since(start) : 0.0;
+  fit_vocabulary(data.titles);
+  const CsrMatrix x = vectorize(data.titles);
+  const double vectorise_seconds = seconds_since(start);
+  const double nnz_per_title = static_cast<double>(x.nnz()) / static_cast<double>(x.rows());
+  spdlog::info("tfidf-rf: {} titles, {} features, {:.1f} non-zeros per title, vectorised in {:.2f} s",
+               x.rows(), x.cols, nnz_per_title, vectorise_seconds);
+
+  const ForestOptions fo = forest_options(x.cols, ctx.seed);
+  const auto fit_start = Clock::now();
+  fit_forest(x, data, ctx.labels->size(), fo);
   const double fit_seconds = seconds_since(fit_start);
   const double train_seconds = seconds_since(start);
   spdlog::info("tfidf-rf: {} trees fitted in {:.2f} s ({} features per split)", fo.n_trees,
@@ -237,7 +252,7 @@ nlohmann::json TfidfRfClassifier::train(const TrainContext& ctx) {
           {"train_titles_per_second", static_cast<double>(data.size()) / std::max(train_seconds, 1e-9)},
           {"n_train", data.size()},
           {"n_features", x.cols},
-          {"nnz_per_title", static_cast<double>(x.nnz()) / static_cast<double>(x.rows())},
+          {"nnz_per_title", nnz_per_title},
           {"features_per_split", fo.features_per_split},
           {"threads", threads_},
           {"forest", forest_->stats()}};

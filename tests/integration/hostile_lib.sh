@@ -98,16 +98,28 @@ scratch_named() {
   rm -rf "$dir" && mkdir -p "$dir" && echo "$dir"
 }
 
-# train_or_skip FAMILY OUT [args]: trains a tiny bundle; returns 1 when the family is only a
-# placeholder in this build ("not built yet"), fails the test on any other error.
-train_or_skip() {
-  local family=$1 out=$2
-  shift 2
-  if "$NEWSCLS_BIN" --log-level warn train --model "$family" --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" \
-       --out "$out" --threads 2 "$@" >/dev/null 2>"$out.train.log"; then
+# mount_tmpfs DIR OPTIONS: true when mounted (needs root and permission to mount). A test
+# that mounts runs `trap unmount_all EXIT` first.
+HOSTILE_MOUNTS=()
+mount_tmpfs() {
+  mkdir -p "$1"
+  if [[ $(id -u) == 0 ]] && mount -t tmpfs -o "$2" tmpfs "$1" 2>/dev/null; then
+    HOSTILE_MOUNTS+=("$1")
     return 0
   fi
-  grep -q "not built yet" "$out.train.log" && return 1
-  cat "$out.train.log" >&2
-  fail "train $family"
+  return 1
+}
+unmount_all() { for m in "${HOSTILE_MOUNTS[@]}"; do umount "$m" 2>/dev/null || true; done; }
+
+# hostile_env_setup: hostile_setup, mounts undone at exit, $tiny (the fixture data) and
+# $dir/titles.txt, 12000 titles whose predictions exceed a 64 KiB disk.
+hostile_env_setup() {
+  trap unmount_all EXIT
+  hostile_setup
+  tiny="$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
+  for _ in $(seq 400); do cut -f1 "$tiny/train.txt"; done >"$dir/titles.txt"
+}
+
+no_temp_files() {  # DIR: no *.tmp.* left by a failed run
+  if find "$1" -name '*.tmp.*' | grep -q .; then find "$1" -name '*.tmp.*' >&2; fail "temporary files left in $1"; fi
 }

@@ -11,6 +11,12 @@ fail() {
   exit 1
 }
 
+# skip REASON: ends the test as skipped, not passed: exit 77 is its SKIP_RETURN_CODE in ctest.
+skip() {
+  echo "$(basename "${BASH_SOURCE[-1]}" .sh): SKIPPED ($*)"
+  exit 77
+}
+
 # A fresh scratch directory named after the test script being run (not a sourced helper).
 scratch() {
   local dir="$NEWSCLS_TEST_TMP/$(basename "${BASH_SOURCE[-1]}" .sh)"

@@ -3,8 +3,8 @@
 # within a small margin of its peak on 10,000 titles, and every title gets one answer.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hostile_lib.sh"
+[[ -x /usr/bin/time ]] || skip "/usr/bin/time missing: scripts/setup.sh installs it (Debian package time)"
 dir=$(scratch)
-[[ -x /usr/bin/time ]] || { echo "test_hostile_predict_memory_slow: SKIPPED (/usr/bin/time missing; apt-get install time)"; exit 0; }
 bundle="$dir/bundle"
 train_tiny tfidf-rf "$bundle" --set n_trees=3 --set min_df=1
 src=$(shared_data_dir)/train.txt

@@ -1,6 +1,9 @@
 // The attention function against the lecture's worked example (section 4.4), its variance
 // claim (4.5), masking (4.9) and the full encoder's padding invariance.
 #include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -142,6 +145,61 @@ TEST(Attention, MultiHeadShapes) {
   AttentionOutput r = mha(torch::randn({2, 6, 32}), AttentionMask{});
   EXPECT_EQ(r.output.sizes(), torch::IntArrayRef({2, 6, 32}));
   EXPECT_EQ(r.weights.sizes(), torch::IntArrayRef({2, 4, 6, 6}));
+}
+
+// Multi-head attention computed one head at a time from the module's own weights, in double:
+// head h uses rows [h*d, (h+1)*d) of the query, key and value maps, and its output fills
+// columns [h*d, (h+1)*d) of the input to the output map. Returns (output, weights).
+std::pair<torch::Tensor, torch::Tensor> per_head_reference(torch::nn::Module& mha, const torch::Tensor& x,
+                                                           const torch::Tensor& key_valid, std::int64_t heads,
+                                                           bool first_only) {
+  auto w = [&](const std::string& name) { return mha.named_parameters()[name].detach().to(torch::kFloat64); };
+  const torch::Tensor xd = x.to(torch::kFloat64);
+  const std::int64_t batch = x.size(0), t = x.size(1), hidden = x.size(2), d = hidden / heads;
+  const std::int64_t t_q = first_only ? 1 : t;
+  torch::Tensor out = torch::empty({batch, t_q, hidden}, torch::kFloat64);
+  torch::Tensor weights = torch::empty({batch, heads, t_q, t}, torch::kFloat64);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (std::int64_t b = 0; b < batch; ++b) {
+    torch::Tensor concat = torch::empty({t_q, hidden}, torch::kFloat64);
+    for (std::int64_t h = 0; h < heads; ++h) {
+      auto project = [&](const std::string& name, const torch::Tensor& in) {
+        torch::Tensor wh = w(name + ".weight").slice(0, h * d, (h + 1) * d);
+        torch::Tensor bh = w(name + ".bias").slice(0, h * d, (h + 1) * d);
+        return torch::matmul(in, wh.t()) + bh;
+      };
+      torch::Tensor q = project("query", xd[b].slice(0, 0, t_q));  // (t_q, d)
+      torch::Tensor k = project("key", xd[b]), v = project("value", xd[b]);  // (t, d)
+      torch::Tensor scores = torch::matmul(q, k.t()) / std::sqrt(static_cast<double>(d));
+      for (std::int64_t j = 0; j < t; ++j) {
+        if (!key_valid[b][j].item<bool>()) scores.select(1, j).fill_(-inf);
+      }
+      torch::Tensor a = torch::softmax(scores, 1);
+      weights[b][h] = a;
+      concat.slice(1, h * d, (h + 1) * d) = torch::matmul(a, v);
+    }
+    out[b] = torch::matmul(concat, w("output.weight").t()) + w("output.bias");
+  }
+  return {out, weights};
+}
+
+TEST(Attention, MultiHeadSplitAndMergeEqualAPerHeadLoop) {
+  torch::manual_seed(21);
+  const std::int64_t heads = 4, hidden = 32;
+  MultiHeadAttention mha(hidden, heads, 0.0, std::make_shared<MaskRng>(1));
+  mha->eval();
+  torch::NoGradGuard no_grad;
+  // Biases start at zero; random ones make a misplaced bias slice visible.
+  for (auto& p : mha->named_parameters()) p.value().copy_(torch::randn(p.value().sizes()) * 0.3);
+  torch::Tensor x = torch::randn({3, 6, hidden});
+  torch::Tensor valid = torch::tensor({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0}, torch::kBool).view({3, 6});
+  const AttentionMask mask = make_attention_mask(valid, 6, false);
+  for (bool first_only : {false, true}) {
+    AttentionOutput got = mha(x, mask, first_only);
+    auto [out, weights] = per_head_reference(*mha, x, valid, heads, first_only);
+    expect_close(got.weights, weights.to(torch::kFloat32), 1e-5, first_only ? "[CLS] weights" : "weights");
+    expect_close(got.output, out.to(torch::kFloat32), 1e-5, first_only ? "[CLS] output" : "output");
+  }
 }
 
 void expect_invariant_to_appended_padding(std::int64_t ngram_buckets) {

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -70,6 +71,56 @@ TEST(BertTrigrams, HashTriplesIntoBucketsAndHideSpecialTokens) {
   EXPECT_EQ(t[0][8], 0) << "(9,6,[SEP]) is cut by [SEP]";
   EXPECT_NE(t[0][1], ngram_buckets(ids, vocab, buckets, 2)[0][1].item<std::int64_t>())
       << "a trigram is not hashed as its leading bigram";
+}
+
+// The n-gram hash as the first bundles computed it, on int64 tensors (trigram codes times
+// the multiplier wrap around, the shift is arithmetic, the remainder floored). Returns the
+// buckets and how many real windows had a negative product.
+std::pair<torch::Tensor, std::int64_t> int64_tensor_ngram_buckets(const torch::Tensor& ids, std::int64_t vocab,
+                                                                  std::int64_t buckets, int order) {
+  torch::Tensor code = ids;
+  torch::Tensor real = ids >= kNumSpecial;
+  for (int k = 1; k < order; ++k) {
+    torch::Tensor next = torch::constant_pad_nd(ids.slice(1, k), {0, k}, kPad);
+    if (k > 1) code = code.remainder(2147483647);
+    code = code * vocab + next;
+    real = real.logical_and(next >= kNumSpecial);
+  }
+  torch::Tensor mixed = code * std::int64_t{2654435761};
+  torch::Tensor hashed = mixed.bitwise_xor(mixed.bitwise_right_shift(29)).remainder(buckets - 1) + 1;
+  return {hashed * real, (mixed < 0).logical_and(real).sum().item<std::int64_t>()};
+}
+
+TEST(BertNgrams, UnsignedHashKeepsTheBucketsOfExistingBundles) {
+  torch::manual_seed(4);
+  std::int64_t negative_products = 0;
+  for (std::int64_t vocab : {50, 6000, 21000, 60000}) {
+    // Real characters, with specials and padding mixed in as in a batch.
+    torch::Tensor ids = torch::randint(kNumSpecial, vocab, {16, 40}, torch::kInt64);
+    ids.index_put_({torch::indexing::Slice(), 0}, kCls);
+    ids.index_put_({torch::indexing::Slice(0, 8), torch::indexing::Slice(30)}, kPad);
+    ids.index_put_({3, 7}, kMask);
+    for (std::int64_t buckets : {97, 32768, 65536}) {
+      for (int order : {2, 3}) {
+        auto [want, negative] = int64_tensor_ngram_buckets(ids, vocab, buckets, order);
+        negative_products += negative;
+        EXPECT_TRUE(torch::equal(ngram_buckets(ids, vocab, buckets, order), want))
+            << "vocab " << vocab << ", buckets " << buckets << ", order " << order;
+      }
+    }
+  }
+  EXPECT_GT(negative_products, 0) << "the wrapped-around products were not exercised";
+}
+
+TEST(BertNgrams, HashOfExtremeIdsStaysInRange) {
+  const std::int64_t vocab = std::int64_t{1} << 40, buckets = 1000;
+  torch::Tensor ids = torch::tensor(std::vector<std::int64_t>{vocab - 1, vocab - 2, vocab - 1, kNumSpecial, vocab - 1},
+                                    torch::kInt64).view({1, 5});
+  for (int order : {2, 3}) {
+    torch::Tensor b = ngram_buckets(ids, vocab, buckets, order);
+    EXPECT_GE(b.slice(1, 0, 5 - order + 1).min().item<std::int64_t>(), 1) << "order " << order;
+    EXPECT_LT(b.max().item<std::int64_t>(), buckets) << "order " << order;
+  }
 }
 
 TEST(BertNgrams, TablesStartWithAZeroNoNgramRowAndOthersRandom) {
@@ -252,6 +303,41 @@ TEST(BertClassifier, DeterministicUnderASeedAndResumesFromItsCheckpoint) {
   ctx.resume = true;
   resumed->train(ctx);
   EXPECT_EQ(flat_probs(resumed->predict_batch(data.dev.titles)), p1);
+}
+
+TEST(BertClassifier, ResumeFallsBackToThePreviousCheckpointAfterACrashBetweenItsRenames) {
+  namespace fs = std::filesystem;
+  const std::string dir = testing::scratch_dir(), work = dir + "/work";
+  TinyData data;
+  auto first = make_classifier();
+  first->configure(tiny_config());
+  first->train(context(data, work));
+  const std::vector<float> p1 = flat_probs(first->predict_batch(data.dev.titles));
+  // What a crash between "current -> .old" and ".tmp -> current" leaves on disk.
+  fs::rename(work + "/bert_checkpoint", work + "/bert_checkpoint.old");
+  fs::create_directories(work + "/bert_checkpoint.tmp");
+  testing::write_text(work + "/bert_checkpoint.tmp/state.bin", "half written");
+  ASSERT_TRUE(has_checkpoint(work));
+
+  // Seeded differently, a run that started over would end elsewhere; resumed from the
+  // previous checkpoint (all 3 epochs done) it is the first run's model.
+  auto resumed = make_classifier();
+  resumed->configure(tiny_config());
+  TrainContext ctx = context(data, work);
+  ctx.seed = 6;
+  ctx.resume = true;
+  EXPECT_EQ(resumed->train(ctx).at("history").size(), 3u);
+  EXPECT_EQ(flat_probs(resumed->predict_batch(data.dev.titles)), p1);
+
+  // One more epoch from there writes a current checkpoint and only then drops the old one.
+  nlohmann::json more = tiny_config();
+  apply_override(more, "epochs=4");
+  auto longer = make_classifier();
+  longer->configure(more);
+  EXPECT_EQ(longer->train(ctx).at("history").size(), 4u);
+  EXPECT_TRUE(fs::exists(work + "/bert_checkpoint/state.bin"));
+  EXPECT_FALSE(fs::exists(work + "/bert_checkpoint.old"));
+  EXPECT_FALSE(fs::exists(work + "/bert_checkpoint.tmp"));
 }
 
 TEST(BertClassifier, RejectsUnknownKeysAndBadValues) {

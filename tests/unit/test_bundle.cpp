@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -170,6 +172,29 @@ TEST(AtomicFile, InterruptedWriteKeepsThePreviousContent) {
   }
   EXPECT_EQ(read_file(path), "old");
   EXPECT_EQ(std::distance(fs::directory_iterator(fs::path(path).parent_path()), fs::directory_iterator()), 1);
+}
+
+TEST(AtomicFile, FailedDirectoryReplaceRestoresTheOldOneAndKeepsTheRenameError) {
+  const std::string root = testing::scratch_dir();
+  const std::string dir = write_sample_bundle(root + "/model");
+  // The old directory is moved aside, then the rename of the new one fails (there is none):
+  // the error must be that rename's, not the successful move back's.
+  const std::string why = error_of([&] { replace_directory(root + "/vanished", dir); });
+  EXPECT_TRUE(contains(why, std::strerror(ENOENT))) << why;
+  EXPECT_TRUE(contains(why, dir)) << why;
+  EXPECT_FALSE(contains(why, "Success")) << why;
+  EXPECT_NO_THROW(Bundle::open(dir)) << "the previous bundle is back under its name";
+  EXPECT_EQ(std::distance(fs::directory_iterator(root), fs::directory_iterator()), 1);
+}
+
+TEST(AtomicFile, SyncTreeSyncsAndNamesWhatItCannotOpen) {
+  const std::string root = testing::scratch_dir();
+  write_sample_bundle(root + "/model");
+  EXPECT_NO_THROW(sync_tree(root + "/model"));
+  EXPECT_NO_THROW(sync_path(root + "/model/manifest.json"));
+  const std::string why = error_of([&] { sync_path(root + "/absent"); });
+  EXPECT_TRUE(contains(why, root + "/absent")) << why;
+  EXPECT_TRUE(contains(why, std::strerror(ENOENT))) << why;
 }
 
 }  // namespace

@@ -263,30 +263,34 @@ TEST(Forest, MalformedVersion2TreesRefused) {
     std::vector<std::uint32_t> roots;
     std::vector<std::int32_t> codes;
     std::vector<float> thresholds;
+    const char* error;  // which check catches it
   };
   const std::vector<Case> cases = {
-      {"split without children", {0}, {5}, {0.5f}},
-      {"split missing its right child", {0}, {5, -1}, {0.5f}},
-      {"node past the end of its tree", {0}, {-1, -2}, {}},
-      {"second tree starts inside the first", {0, 1}, {5, -1, -2}, {0.5f}},
-      {"unknown feature", {0}, {10000, -1, -2}, {0.5f}},
-      {"no such distribution", {0}, {5, -1, -3}, {0.5f}},
-      {"negative threshold", {0}, {5, -1, -2}, {-0.5f}},
-      {"missing threshold", {0}, {5, -1, -2}, {}},
-      {"extra threshold", {0}, {5, -1, -2}, {0.5f, 0.5f}},
-      {"root past the nodes", {3}, {5, -1, -2}, {0.5f}},
-      {"node before the first tree", {1}, {-1, -1}, {}},
-      {"nodes without trees", {}, {-1}, {}},
+      {"split without children", {0}, {5}, {0.5f}, "tree 0 is incomplete"},
+      {"split missing its right child", {0}, {5, -1}, {0.5f}, "tree 0 is incomplete"},
+      {"node past the end of its tree", {0}, {-1, -2}, {}, "node 1 of tree 0 is past the end of its tree"},
+      {"second tree starts inside the first", {0, 1}, {5, -1, -2}, {0.5f}, "tree 0 is incomplete"},
+      {"unknown feature", {0}, {10000, -1, -2}, {0.5f}, "node 0 of tree 0 splits on an unknown feature"},
+      {"no such distribution", {0}, {5, -1, -3}, {0.5f}, "node 2 of tree 0 has no distribution"},
+      {"negative threshold", {0}, {5, -1, -2}, {-0.5f}, "node 0 of tree 0 has a negative threshold"},
+      {"missing threshold", {0}, {5, -1, -2}, {}, "fewer thresholds than splits"},
+      {"extra threshold", {0}, {5, -1, -2}, {0.5f, 0.5f}, "more thresholds than splits"},
+      {"root past the nodes", {3}, {5, -1, -2}, {0.5f}, "nodes outside every tree"},
+      {"node before the first tree", {1}, {-1, -1}, {}, "nodes outside every tree"},
+      {"nodes without trees", {}, {-1}, {}, "nodes outside every tree"},
+      {"second tree empty", {0, 3, 3}, {5, -1, -2, -2}, {0.5f}, "tree 1 is empty, out of order or past the nodes"},
   };
   for (const Case& c : cases) {
     write_v2(path, c.roots, c.codes, c.thresholds, dists);
-    EXPECT_THROW(
-        {
-          PayloadReader r(path, "NCRF", RandomForest::kPayloadVersion);
-          RandomForest::load(r);
-        },
-        ModelFormatError)
-        << c.what;
+    try {
+      PayloadReader r(path, "NCRF", RandomForest::kPayloadVersion);
+      RandomForest::load(r);
+      ADD_FAILURE() << c.what << ": loaded";
+    } catch (const ModelFormatError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("corrupt forest: ") + c.error), std::string::npos)
+          << c.what << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
   }
   write_v2(path, {0, 3}, {5, -1, -2, -2}, {0.5f}, dists);  // the same shapes, well formed
   PayloadReader r(path, "NCRF", RandomForest::kPayloadVersion);
