@@ -1,7 +1,6 @@
 // The bert family's Classifier: character vocabulary, encoder + [CLS] head, MLM pretraining
 // (or an --init encoder bundle), fine-tuning, our own weight payloads, attention dumps.
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <optional>
 
@@ -19,6 +18,7 @@
 #include "newscls/atomic_file.h"
 #include "newscls/config.h"
 #include "newscls/error.h"
+#include "newscls/stopwatch.h"
 
 namespace newscls::bert {
 namespace {
@@ -42,9 +42,6 @@ void apply_threads(int threads) {
   if (threads > 0) at::set_num_threads(threads);
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
 
 struct EncoderBundle {
   CharVocab vocab;
@@ -141,7 +138,7 @@ nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx) {
 nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   if (ctx.train == nullptr || ctx.labels == nullptr) throw UsageError("bert: no training data");
   if (ctx.device != "cpu") throw UsageError("bert: this LibTorch build has no CUDA; use --device cpu");
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch watch;
   apply_threads(std::min(ctx.threads, options_.max_threads));
   spdlog::info("bert: {} LibTorch thread(s) (max_threads {}); OpenBLAS runs its own", at::get_num_threads(),
                options_.max_threads);
@@ -174,7 +171,7 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
     return n;
   }();
   facts["threads"] = at::get_num_threads();
-  facts["train_seconds"] = seconds_since(start);
+  facts["train_seconds"] = watch.seconds();
   return facts;
 }
 
@@ -244,7 +241,7 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   const nlohmann::json config = strip_docs(request.config);
   Options options = parse_options(config);
   if (options.pretrain_epochs == 0) throw ConfigError("pretrain_epochs", "must be > 0 for pretrain");
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch watch;
   apply_threads(std::min(request.threads, options.max_threads));
   torch::manual_seed(request.seed);
   auto rng = std::make_shared<MaskRng>(request.seed);
@@ -256,7 +253,7 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   nlohmann::json facts = pretrain_mlm(encoder, rng, options, {&titles, vocab.size(), request.seed});
   facts["vocab_size"] = vocab.size();
   facts["threads"] = at::get_num_threads();
-  facts["train_seconds"] = seconds_since(start);
+  facts["train_seconds"] = watch.seconds();
 
   BundleWriter writer(request.out_dir);
   vocab.save(writer.payload_path(kVocabPayload));

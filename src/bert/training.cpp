@@ -1,7 +1,6 @@
 #include "bert/training.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -20,19 +19,15 @@
 #include "newscls/interrupt.h"
 #include "newscls/metrics.h"
 #include "newscls/progress.h"
+#include "newscls/stopwatch.h"
 
 namespace newscls::bert {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
 constexpr char kStateMagic[4] = {'N', 'C', 'B', 'C'};
 constexpr std::uint32_t kStateVersion = 1;
 
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream, std::uint64_t epoch) {
   return seed * 0x9E3779B97F4A7C15ULL + stream * 0xD1B54A32D192ED03ULL + epoch;
@@ -239,7 +234,7 @@ nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng
     for (const auto& rows : bucket_batches(lengths, o.batch_size, &shuffle)) {
       if (step >= total) break;
       check_interrupted();
-      const auto start = Clock::now();
+      const Stopwatch watch;
       Batch batch = make_batch(*job.titles, rows, nullptr);
       MaskedBatch mb = mask_tokens(batch, o.mask_prob, job.vocab_size, mask_gen);
       torch::Tensor logits = mlm(mb.inputs, batch.key_valid, mb.positions);
@@ -248,7 +243,7 @@ nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng
       loss.backward();
       optimiser_step(optimizer, o, o.pretrain_lr, step, total);
       ++step;
-      seconds += seconds_since(start);
+      seconds += watch.seconds();
       titles += rows.size();
       const double l = loss.item<double>();
       ema_loss = step == 1 ? l : 0.98 * ema_loss + 0.02 * l;
@@ -296,7 +291,7 @@ struct FineTuneRun {
 
 void fine_tune_step(FineTuneRun& r, const std::vector<std::size_t>& rows, Progress& bar) {
   FineTuneState& s = r.s;
-  const auto start = Clock::now();
+  const Stopwatch watch;
   const std::clock_t cpu_start = std::clock();
   Batch batch = make_batch(*r.job.train, rows, r.job.train_labels);
   torch::Tensor loss = torch::cross_entropy_loss(r.model(batch.ids, batch.key_valid), batch.labels);
@@ -304,7 +299,7 @@ void fine_tune_step(FineTuneRun& r, const std::vector<std::size_t>& rows, Progre
   loss.backward();
   optimiser_step(r.optimizer, r.o, r.o.lr, s.step, r.total);
   ++s.step;
-  s.train_seconds += seconds_since(start);
+  s.train_seconds += watch.seconds();
   s.cpu_seconds += static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
   s.train_titles += rows.size();
   const double l = loss.item<double>();

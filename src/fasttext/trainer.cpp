@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "newscls/interrupt.h"
+#include "newscls/stopwatch.h"
 #include "newscls/progress.h"
 
 namespace newscls::fasttext {
@@ -89,7 +90,7 @@ void watch(Shared& shared, std::atomic<int>& running, bool show_progress) {
 }  // namespace
 
 TrainStats train_model(Model& model, const Examples& examples, const TrainOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(examples.size())));
   Shared shared;
   shared.total_steps = std::max<std::size_t>(1, examples.size() * static_cast<std::size_t>(options.epochs));
@@ -123,7 +124,7 @@ TrainStats train_model(Model& model, const Examples& examples, const TrainOption
   }
   stats.last_epoch_loss = count ? loss / static_cast<double>(count) : 0.0;
   stats.steps = shared.steps.load();
-  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats.seconds = stopwatch.seconds();
   return stats;
 }
 

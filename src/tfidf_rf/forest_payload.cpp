@@ -5,6 +5,7 @@
 #include "newscls/error.h"
 #include "tfidf_rf/forest.h"
 #include "tfidf_rf/forest_layout.h"
+#include "tfidf_rf/payloads.h"
 
 namespace newscls::tfidf_rf {
 
@@ -180,6 +181,29 @@ RandomForest RandomForest::load_v1(PayloadReader& r) {
   f.nodes_ = std::move(assembler.nodes);
   f.distributions_ = std::move(assembler.table.values());
   return f;
+}
+
+}  // namespace newscls::tfidf_rf
+
+namespace newscls::tfidf_rf {
+namespace {
+
+constexpr char kForestMagic[4] = {'N', 'C', 'R', 'F'};
+
+}  // namespace
+
+void save_forest(const std::string& path, const RandomForest& forest) {
+  PayloadWriter w(path, kForestMagic, RandomForest::kPayloadVersion);
+  forest.save(w);
+  w.finish();
+}
+
+RandomForest load_forest(const std::string& path) {
+  PayloadReader r(path, kForestMagic, RandomForest::kPayloadVersion);
+  RandomForest forest = RandomForest::load(r);
+  r.expect_end();
+  if (forest.num_trees() == 0) throw ModelFormatError(path, "forest has no trees");
+  return forest;
 }
 
 }  // namespace newscls::tfidf_rf

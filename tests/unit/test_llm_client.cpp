@@ -293,7 +293,9 @@ TEST(LlmConfigTest, ConfigsLlmJsonMatchesTheCompiledInDefaults) {
     ASSERT_TRUE(defaults.contains(it.key())) << it.key() << " is in configs/llm.json only";
     EXPECT_EQ(it.value(), defaults[it.key()]) << it.key();
     EXPECT_EQ(it.value().is_number(), defaults[it.key()].is_number()) << it.key();
-    if (!it.value().is_number()) EXPECT_EQ(it.value().type(), defaults[it.key()].type()) << it.key();
+    if (!it.value().is_number()) {
+      EXPECT_EQ(it.value().type(), defaults[it.key()].type()) << it.key();
+    }
   }
   for (auto it = defaults.begin(); it != defaults.end(); ++it) {
     EXPECT_TRUE(stripped.contains(it.key())) << it.key() << " is compiled in only";

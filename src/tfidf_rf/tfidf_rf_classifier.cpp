@@ -4,104 +4,33 @@
 #include "tfidf_rf/tfidf_rf.h"
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/binary_io.h"
 #include "newscls/config.h"
 #include "newscls/error.h"
 #include "newscls/parallel.h"
 #include "newscls/progress.h"
 #include "newscls/text.h"
 #include "newscls/tokenizer.h"
+#include "newscls/stopwatch.h"
 #include "tfidf_rf/features.h"
 #include "tfidf_rf/forest.h"
+#include "tfidf_rf/payloads.h"
+#include "tfidf_rf/settings.h"
 #include "tfidf_rf/tfidf.h"
 
 namespace newscls::tfidf_rf {
 namespace {
 
-constexpr char kTfidfMagic[4] = {'N', 'C', 'T', 'V'};
-constexpr char kForestMagic[4] = {'N', 'C', 'R', 'F'};
-constexpr char kSubwordMagic[4] = {'N', 'C', 'S', 'P'};
-constexpr std::uint32_t kPayloadVersion = 1;  // tfidf.bin and subword.bin; forest.bin has its own
+constexpr const char* kTfidfPayload = "tfidf.bin";
+constexpr const char* kForestPayload = "forest.bin";
+constexpr const char* kSubwordPayload = "subword.bin";
 constexpr std::size_t kChunk = 8192;
 constexpr std::size_t kMinPerThread = 64;  // fewer titles are not worth a thread
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-struct Settings {
-  TokenOptions tokens;
-  bool subword = false;
-  int subword_vocab_size = 8000;
-  TfidfOptions tfidf;
-  ForestOptions forest;
-  std::string features_per_split;
-};
-
-// "sqrt", "log2", "sqrt*K", "log2*K", a count >= 1, or a fraction of the features < 1.
-int resolve_features_per_split(const std::string& spec, std::size_t n_features) {
-  const double n = static_cast<double>(std::max<std::size_t>(n_features, 1));
-  auto fail = [&spec]() {
-    return ConfigError("max_features_per_split",
-                       "'" + spec + "' is not sqrt, log2, sqrt*K, log2*K, a count >= 1 or a fraction < 1");
-  };
-  double base = 0, factor = 1;
-  std::string number = spec;
-  if (spec.rfind("sqrt", 0) == 0 || spec.rfind("log2", 0) == 0) {
-    base = spec[0] == 's' ? std::sqrt(n) : std::log2(n);
-    if (spec.size() == 4) {
-      number.clear();
-    } else if (spec[4] == '*') {
-      number = spec.substr(5);
-    } else {
-      throw fail();
-    }
-  }
-  if (!number.empty()) {
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(number, &used);
-    } catch (const std::exception&) {
-      throw fail();
-    }
-    if (used != number.size() || !(v > 0) || !std::isfinite(v)) throw fail();
-    if (base > 0) {
-      factor = v;
-    } else {
-      base = v < 1 ? v * n : v;
-    }
-  }
-  return static_cast<int>(std::clamp(std::round(base * factor), 1.0, n));
-}
-
-Settings parse_settings(const nlohmann::json& c) {
-  Settings s;
-  s.tokens.ngram_min = static_cast<int>(config_int(c, "ngram_min", 1, 8));
-  s.tokens.ngram_max = static_cast<int>(config_int(c, "ngram_max", 1, 8));
-  if (s.tokens.ngram_max < s.tokens.ngram_min) throw ConfigError("ngram_max", "must be >= ngram_min");
-  s.subword = config_bool(c, "subword");
-  s.subword_vocab_size = static_cast<int>(config_int(c, "subword_vocab_size", 100, 1000000));
-  s.tfidf.min_df = static_cast<int>(config_int(c, "min_df", 1, 1000000000));
-  s.tfidf.max_features = static_cast<int>(config_int(c, "max_features", 0, 100000000));
-  s.tfidf.sublinear_tf = config_bool(c, "sublinear_tf");
-  s.forest.n_trees = static_cast<int>(config_int(c, "n_trees", 1, 100000));
-  s.forest.max_depth = static_cast<int>(config_int(c, "max_depth", 0, 100000));
-  s.forest.min_samples_leaf = static_cast<int>(config_int(c, "min_samples_leaf", 1, 1000000000));
-  s.forest.bootstrap = config_bool(c, "bootstrap");
-  s.features_per_split = config_string(c, "max_features_per_split");
-  resolve_features_per_split(s.features_per_split, 1000);  // validates the spelling now
-  return s;
-}
 
 
 class TfidfRfClassifier : public Classifier {
@@ -228,21 +157,21 @@ nlohmann::json TfidfRfClassifier::train(const TrainContext& ctx) {
   }
   threads_ = std::max(ctx.threads, 1);
   const Dataset& data = *ctx.train;
-  const auto start = Clock::now();
+  const Stopwatch watch;
   fit_subword(data.titles);
-  const double subword_seconds = settings_.subword ? seconds_since(start) : 0.0;
+  const double subword_seconds = settings_.subword ? watch.seconds() : 0.0;
   fit_vocabulary(data.titles);
   const CsrMatrix x = vectorize(data.titles);
-  const double vectorise_seconds = seconds_since(start);
+  const double vectorise_seconds = watch.seconds();
   const double nnz_per_title = static_cast<double>(x.nnz()) / static_cast<double>(x.rows());
   spdlog::info("tfidf-rf: {} titles, {} features, {:.1f} non-zeros per title, vectorised in {:.2f} s",
                x.rows(), x.cols, nnz_per_title, vectorise_seconds);
 
   const ForestOptions fo = forest_options(x.cols, ctx.seed);
-  const auto fit_start = Clock::now();
+  const Stopwatch fit_watch;
   fit_forest(x, data, ctx.labels->size(), fo);
-  const double fit_seconds = seconds_since(fit_start);
-  const double train_seconds = seconds_since(start);
+  const double fit_seconds = fit_watch.seconds();
+  const double train_seconds = watch.seconds();
   spdlog::info("tfidf-rf: {} trees fitted in {:.2f} s ({} features per split)", fo.n_trees,
                fit_seconds, fo.features_per_split);
   return {{"vectorise_seconds", vectorise_seconds},
@@ -283,71 +212,22 @@ std::vector<Prediction> TfidfRfClassifier::predict_batch(const std::vector<std::
 
 void TfidfRfClassifier::save(BundleWriter& bundle) const {
   if (!forest_ || !vectorizer_) throw UsageError("tfidf-rf: save before train");
-  {
-    PayloadWriter w(bundle.payload_path("tfidf.bin"), kTfidfMagic, kPayloadVersion);
-    w.u32(static_cast<std::uint32_t>(settings_.tokens.ngram_min));
-    w.u32(static_cast<std::uint32_t>(settings_.tokens.ngram_max));
-    w.u8(settings_.subword ? 1 : 0);
-    w.u8(vectorizer_->sublinear_tf() ? 1 : 0);
-    w.u64(vectorizer_->num_features());
-    for (const std::string& term : vectorizer_->vocabulary()) w.str(term);
-    w.f32_array(vectorizer_->idf());
-    w.finish();
-  }
-  {
-    PayloadWriter w(bundle.payload_path("forest.bin"), kForestMagic, RandomForest::kPayloadVersion);
-    forest_->save(w);
-    w.finish();
-  }
-  if (subword_) {
-    PayloadWriter w(bundle.payload_path("subword.bin"), kSubwordMagic, kPayloadVersion);
-    w.str(subword_->serialized());
-    w.finish();
-  }
+  save_tfidf(bundle.payload_path(kTfidfPayload), settings_, *vectorizer_);
+  save_forest(bundle.payload_path(kForestPayload), *forest_);
+  if (subword_) save_subword(bundle.payload_path(kSubwordPayload), *subword_);
 }
 
 void TfidfRfClassifier::load(const Bundle& bundle) {
-  const std::string tfidf_path = bundle.payload_path("tfidf.bin");
-  PayloadReader r(tfidf_path, kTfidfMagic, kPayloadVersion);
-  const std::uint32_t ngram_min = r.u32(), ngram_max = r.u32();
-  const bool subword = r.u8() != 0;
-  const bool sublinear = r.u8() != 0;
-  if (static_cast<int>(ngram_min) != settings_.tokens.ngram_min ||
-      static_cast<int>(ngram_max) != settings_.tokens.ngram_max || subword != settings_.subword ||
-      sublinear != settings_.tfidf.sublinear_tf) {
-    throw ModelFormatError(tfidf_path, "tokenisation settings differ from the manifest's config");
-  }
-  const std::uint64_t n = r.count(8);
-  std::vector<std::string> vocabulary;
-  vocabulary.reserve(n);
-  for (std::uint64_t i = 0; i < n; ++i) {
-    vocabulary.push_back(r.str());
-    if (i > 0 && !(vocabulary[i - 1] < vocabulary[i])) {
-      throw ModelFormatError(tfidf_path, "vocabulary is not sorted and unique");
-    }
-  }
-  std::vector<float> idf = r.f32_array();
-  r.expect_end();
-  if (idf.size() != vocabulary.size()) throw ModelFormatError(tfidf_path, "idf and vocabulary sizes differ");
-
-  const std::string forest_path = bundle.payload_path("forest.bin");
-  PayloadReader fr(forest_path, kForestMagic, RandomForest::kPayloadVersion);
-  RandomForest forest = RandomForest::load(fr);
-  fr.expect_end();
-  if (forest.num_features() != vocabulary.size() || forest.num_trees() == 0 ||
+  TfidfVectorizer vectorizer = load_tfidf(bundle.payload_path(kTfidfPayload), settings_);
+  const std::string forest_path = bundle.payload_path(kForestPayload);
+  RandomForest forest = load_forest(forest_path);
+  if (forest.num_features() != vectorizer.num_features() ||
       static_cast<std::size_t>(forest.num_classes()) != bundle.manifest().labels.size()) {
-    throw ModelFormatError(forest_path, "forest does not match the vocabulary, labels or has no trees");
+    throw ModelFormatError(forest_path, "forest does not match the vocabulary or the labels");
   }
-
   std::optional<SubwordTokenizer> sp;
-  if (subword) {
-    const std::string sp_path = bundle.payload_path("subword.bin");
-    PayloadReader sr(sp_path, kSubwordMagic, kPayloadVersion);
-    std::string bytes = sr.str();
-    sr.expect_end();
-    sp = SubwordTokenizer::from_serialized(bytes, sp_path);
-  }
-  vectorizer_ = TfidfVectorizer::from_parts(std::move(vocabulary), std::move(idf), sublinear);
+  if (settings_.subword) sp = load_subword(bundle.payload_path(kSubwordPayload));
+  vectorizer_ = std::move(vectorizer);
   forest_ = std::move(forest);
   subword_ = std::move(sp);
 }
@@ -355,20 +235,5 @@ void TfidfRfClassifier::load(const Bundle& bundle) {
 }  // namespace
 
 std::unique_ptr<Classifier> make_classifier() { return std::make_unique<TfidfRfClassifier>(); }
-
-nlohmann::json default_config() {
-  return {{"ngram_min", 1},
-          {"ngram_max", 2},
-          {"subword", false},
-          {"subword_vocab_size", 8000},
-          {"min_df", 2},
-          {"max_features", 50000},
-          {"sublinear_tf", true},
-          {"n_trees", 100},
-          {"max_depth", 0},
-          {"min_samples_leaf", 3},
-          {"max_features_per_split", "sqrt"},
-          {"bootstrap", true}};
-}
 
 }  // namespace newscls::tfidf_rf
