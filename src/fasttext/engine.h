@@ -71,6 +71,9 @@ class Predictor {
   std::vector<float> probs_;
 };
 
+// Rebuilds the float table from the int8 codes and row scales of a quantised engine.
+void dequantize(Engine& engine);
+
 void save_engine(const Engine& engine, const std::string& path);
 // expected_labels: the bundle's label count, which the payload must match.
 Engine load_engine(const std::string& path, int expected_labels);
