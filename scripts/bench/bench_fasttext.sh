@@ -44,7 +44,8 @@ for ((i = 0; i < REPEAT; i++)); do cat "$WORK/titles.ft"; done >"$WORK/titles_bi
 n_small=$(wc -l <"$WORK/titles.txt")
 n_big=$(wc -l <"$WORK/titles_big.txt")
 
-# timed NAME cmd...: runs cmd under /usr/bin/time -v; sets SECONDS_<NAME> and RSS_<NAME> (MB).
+# timed NAME cmd...: runs cmd under /usr/bin/time -v; sets SECONDS_<NAME>, CPU_<NAME> (user + sys)
+# and RSS_<NAME> (MB).
 timed() {
   local name=$1
   shift
@@ -52,6 +53,7 @@ timed() {
   printf -v "SECONDS_$name" '%s' "$(awk -F': ' '/Elapsed/ {n = split($2, t, ":"); s = 0;
     for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$WORK/$name.time")"
   printf -v "RSS_$name" '%s' "$(awk -F': ' '/Maximum resident/ {printf "%.0f", $2 / 1024}' "$WORK/$name.time")"
+  printf -v "CPU_$name" '%s' "$(awk -F': ' '/User time|System time/ {s += $2} END {printf "%.2f", s}' "$WORK/$name.time")"
 }
 
 echo "machine: $(nproc) cores, load average $(cut -d ' ' -f1-3 /proc/loadavg); threads $THREADS" >&2
@@ -102,6 +104,8 @@ printf '%-34s %14s %14s %14s\n' "dev accuracy" "$DEVACC_peer" "$DEVACC_peer50" "
 printf '%-34s %14s %14s %14s %10s\n' "test accuracy" "$peer_acc" "$ACC_peer50" "$ours_acc" "$(ratio "$ours_acc" "$peer_acc")"
 printf '%-34s %14s %14s %14s %10s\n' "train wall s (whole command)" "$SECONDS_peer_train" "$SECONDS_peer50_train" \
   "$SECONDS_ours_train" "$(ratio "$SECONDS_ours_train" "$SECONDS_peer_train")"
+printf '%-34s %14s %14s %14s %10s\n' "train CPU s (user + sys)" "$CPU_peer_train" "$CPU_peer50_train" \
+  "$CPU_ours_train" "$(ratio "$CPU_ours_train" "$CPU_peer_train")"
 printf '%-34s %14s %14s %14s %10s\n' "train peak RSS MB" "$RSS_peer_train" "$RSS_peer50_train" "$RSS_ours_train" \
   "$(ratio "$RSS_ours_train" "$RSS_peer_train")"
 printf '%-34s %14s %14s %14s %10s\n' "predict titles/s, $n_big, end to end" "$peer_rate" "$peer50_rate" "$ours_rate" \

@@ -28,7 +28,9 @@ work=${WORK:-/tmp/newscls-tune-$model}
 
 # name|seed|threads|--set overrides (space-separated key=value)
 # One factor at a time around the default (sqrt candidates per split, leaves of 3 draws, 50k
-# character 1-2-gram features), then the earlier starting point sqrt*4 with leaves of 1.
+# character 1-2-gram features), then the earlier starting point sqrt*4 with leaves of 1, then
+# the trigram row again at the default's 100 trees (the default's own 100-tree dev figure comes
+# from bench_tfidf_rf.sh).
 rows_tfidf_rf() {
   local t="n_trees=30"
   cat <<EOF
@@ -40,6 +42,7 @@ features20k|1|2|$t max_features=20000
 trigrams|1|2|$t ngram_max=3
 leaf1|1|2|$t min_samples_leaf=1
 sqrt4_l1|1|2|$t max_features_per_split=sqrt*4 min_samples_leaf=1
+trigrams_100|1|2|n_trees=100 ngram_max=3
 EOF
 }
 
@@ -53,6 +56,7 @@ default|
 plain|idf=false dropout=0 loss=softmax
 idf|dropout=0 loss=softmax
 idf_dropout|loss=softmax
+no_dropout|dropout=0
 ngram_min_count1|ngram_min_count=1
 dim100|dim=100
 ngram4|ngram_max=4
