@@ -67,4 +67,20 @@ for p, t in zip(lines, tsv):
         assert p["label"] is not None and p["score"] >= 0.9, p
         assert t[1] == p["label"], (t, p)
 PY
+# A bundle without calibration facts (made before they existed) predicts as the raw model;
+# a malformed calibration is refused, naming the manifest.
+cp -r "$dir/model" "$dir/old"
+python3 - "$dir/old/manifest.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); del j["training"]["calibration"]; json.dump(j, open(sys.argv[1], "w"))
+PY
+"$NEWSCLS_BIN" eval --model-dir "$dir/old" --data "$dir/data" --out "$dir/old_eval/metrics.json" >/dev/null
+assert_eq "$(json_get "$dir/unc/metrics.json" "round(j['nll'], 6)")" "$(json_get "$dir/old_eval/metrics.json" "round(j['nll'], 6)")" "old bundle = uncalibrated"
+python3 - "$dir/old/manifest.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); j["training"]["calibration"] = {"temperature": -1, "floor": 0.001}; json.dump(j, open(sys.argv[1], "w"))
+PY
+expect_exit 1 "$dir/malformed.err" "$NEWSCLS_BIN" predict --model-dir "$dir/old" --input "$dir/titles.txt" --output "$dir/x.jsonl"
+assert_contains "$dir/malformed.err" "manifest.json"
+assert_contains "$dir/malformed.err" "training.calibration"
 echo "test_abstain: ok"

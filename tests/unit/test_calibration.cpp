@@ -88,6 +88,23 @@ TEST(Calibration, TemperatureFitRecoversKnownTemperature) {
   EXPECT_LT(compute_calibration(truth, probs).ece, 0.02);
 }
 
+// Vote shares with exact zeros (a forest): right 80% of the time with all votes on one class.
+// The floor lets the fit give the wrong 20% some probability: NLL finite, top score near 0.8.
+TEST(Calibration, FloorHandlesExactZeros) {
+  std::vector<int> truth;
+  std::vector<std::vector<float>> probs;
+  for (int i = 0; i < 100; ++i) {
+    truth.push_back(i % 5 == 0 ? 1 : 0);
+    probs.push_back({1.0f, 0.0f, 0.0f});
+  }
+  const Temperature t = fit_temperature(truth, probs);
+  EXPECT_GT(t.floor, 1e-12);
+  EXPECT_LT(temperature_nll(truth, probs, t), 5.0);
+  std::vector<float> p{1.0f, 0.0f, 0.0f};
+  apply_temperature(p, t);
+  EXPECT_NEAR(p[0], 0.8, 0.05);
+}
+
 TEST(Calibration, ApplyKeepsOrderAndSumsToOne) {
   std::vector<float> p{0.7f, 0.2f, 0.1f, 0.0f};
   apply_temperature(p, {2.0, 1e-4});
