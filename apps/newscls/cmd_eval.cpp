@@ -7,6 +7,33 @@
 
 namespace newscls::app {
 
+namespace {
+
+// Abstention and cascade figures, when the run has them.
+void print_eval_extras(const nlohmann::json& report) {
+  if (report.contains("abstention")) {
+    const auto& a = report["abstention"];
+    std::printf("\nmin score %.4g: coverage %.4f (%zu of %zu answered), accuracy on answered %.4f\n",
+                a["min_score"].get<double>(), a["coverage"].get<double>(), a["answered"].get<std::size_t>(),
+                a["count"].get<std::size_t>(), a["accuracy_answered"].get<double>());
+  }
+  if (report.contains("stages")) {
+    std::printf("\nstage           answered  share    accuracy\n");
+    for (const auto& s : report["stages"]) {
+      const std::string name = s.contains("name") ? s["name"].get<std::string>() : s["stage"].dump();
+      std::printf("%-15s %-9zu %-8.4f %.4f\n", name.c_str(), s["answered"].get<std::size_t>(), s["share"].get<double>(),
+                  s["accuracy"].get<double>());
+    }
+    const auto& stats = report["run_stats"];
+    if (stats.contains("requests_sent")) {
+      std::printf("requests sent (LLM calls) %s   cost %.4f USD\n", stats["requests_sent"].dump().c_str(),
+                  stats.value("cost_usd", 0.0));
+    }
+  }
+}
+
+}  // namespace
+
 void setup_eval(CLI::App& app) {
   auto r = std::make_shared<EvalRequest>();
   CLI::App* cmd = app.add_subcommand("eval", "Evaluate a model bundle on a labelled split or file");
@@ -25,9 +52,16 @@ void setup_eval(CLI::App& app) {
   cmd->add_option("--dump-attention", r->dump_attention,
                   "Write attention heatmaps of the first N titles into attention/ next to metrics "
                   "(families with attention)");
+  cmd->add_option("--min-score", r->min_score,
+                  "Also report coverage and accuracy of the titles whose calibrated top score is at least this")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_flag("--fit-calibration", r->fit_calibration,
+                "Fit the temperature on dev (--split dev) and store it in the bundle (for bundles trained without it)");
+  cmd->add_flag("--uncalibrated", r->uncalibrated, "Ignore the bundle's calibration (to compare before and after)");
   cmd->callback([r] {
     const EvalRun run = run_eval(*r);
     std::printf("%s on %s\n%s", run.family.c_str(), run.data_path.c_str(), format_metrics_table(run.metrics).c_str());
+    print_eval_extras(run.report);
   });
 }
 

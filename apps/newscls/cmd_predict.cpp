@@ -15,6 +15,9 @@ void setup_predict(CLI::App& app) {
   cmd->add_option("--output", r->output, "Results file (written atomically), or - for stdout")->capture_default_str();
   cmd->add_option("--format", *format, "jsonl or tsv")->capture_default_str()->check(CLI::IsMember({"jsonl", "tsv"}));
   cmd->add_option("--top-k", r->top_k, "Labels listed in top_k (jsonl)")->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_option("--min-score", r->min_score,
+                  "Abstain (label null; TSV: empty) when the calibrated top score is below this")
+      ->check(CLI::Range(0.0, 1.0));
   add_threads_option(*cmd, r->threads);
   cmd->callback([r, format] {
     r->format = parse_prediction_format(*format);

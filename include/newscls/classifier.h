@@ -29,6 +29,7 @@ struct Prediction {
   int label = kUnknownLabel;      // kUnknownLabel when the model gave no usable answer
   float score = 0;                // probability of `label`
   std::vector<float> probs;       // one per class; empty for an unknown answer
+  int stage = -1;                 // which member of a cascade answered; -1 elsewhere
 };
 
 // The most probable class of a probability vector (the first on ties).

@@ -1,4 +1,6 @@
-// Classification metrics: accuracy, macro and per-class precision/recall/F1, confusion.
+// Classification metrics: accuracy, macro and per-class precision/recall/F1, confusion; and
+// the quality of the scores: calibration (ECE, NLL, Brier, reliability bins) and selective
+// prediction (accuracy of the titles answered at a score threshold, risk-coverage curve).
 //
 // A prediction of kUnknownLabel (a reply that maps to no class, from the LLM stage) is
 // counted as wrong and lands in an extra last column of the confusion matrix.
@@ -25,6 +27,47 @@ struct ClassMetrics {
   std::size_t support = 0;
 };
 
+// One equal-width bin of top scores: how sure the model said it was, how often it was right.
+struct ReliabilityBin {
+  double lower = 0, upper = 0;
+  std::size_t count = 0;
+  double mean_confidence = 0, accuracy = 0;
+};
+
+// count == 0 means no probabilities were available (nothing to report).
+struct CalibrationMetrics {
+  std::size_t count = 0;
+  double ece = 0;    // sum over bins of (bin share) * |accuracy - mean confidence|
+  double nll = 0;    // mean -log p(true class), p floored at kNllFloor
+  double brier = 0;  // mean over titles of the sum over classes of (p - onehot)^2
+  std::vector<ReliabilityBin> bins;
+};
+
+constexpr double kNllFloor = 1e-12;
+constexpr int kEceBins = 15;
+
+// probs[i] holds one probability per class for title i; an empty vector (an answer that maps to no
+// class) counts as confidence 0, wrong, p(true) = kNllFloor and Brier 1.
+CalibrationMetrics compute_calibration(const std::vector<int>& truth, const std::vector<std::vector<float>>& probs,
+                                       int bins = kEceBins);
+
+// Selective prediction: titles whose score is below min_score are not answered.
+struct SelectiveMetrics {
+  double min_score = 0;
+  std::size_t answered = 0, count = 0;
+  double coverage = 0;           // answered / count
+  double accuracy_answered = 0;  // 0 when none answered
+};
+SelectiveMetrics compute_selective(const std::vector<int>& truth, const std::vector<int>& predicted,
+                                   const std::vector<float>& scores, double min_score);
+
+// Accuracy of the most confident titles at `points` evenly spaced coverages (1/points .. 1).
+struct CoveragePoint {
+  double coverage = 0, accuracy = 0;
+};
+std::vector<CoveragePoint> risk_coverage(const std::vector<int>& truth, const std::vector<int>& predicted,
+                                         const std::vector<float>& scores, int points = 20);
+
 struct Metrics {
   std::vector<std::string> labels;
   std::size_t count = 0;
@@ -36,6 +79,7 @@ struct Metrics {
   std::size_t unknown = 0;
   double wall_seconds = 0;
   double titles_per_second = 0;
+  CalibrationMetrics calibration;  // filled by the eval workflow when the model gives probabilities
 };
 
 Metrics compute_metrics(const std::vector<int>& truth, const std::vector<int>& predicted,

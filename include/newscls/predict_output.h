@@ -1,7 +1,9 @@
 // The lines `newscls predict` writes for each title: JSONL
 //   {"title":…,"label":…,"label_id":n,"score":p,"top_k":[{"label":…,"score":…},…]}
 // or TSV `title<TAB>label<TAB>score`. Scores are printed as %.6g; an unknown answer has the
-// label "unknown" and label_id -1. Built by hand: a json value per field made formatting cost
+// label "unknown" and label_id -1. With a minimum score set, a title scored below it is not
+// answered: "label":null, "label_id":-1, "abstained":true (TSV: an empty label), and answered
+// lines carry "abstained":false. A cascade's answers add "stage" (the member that answered). Built by hand: a json value per field made formatting cost
 // about 10% of tfidf-rf's prediction time.
 //
 //   PredictionFormatter f(manifest.labels, PredictionFormat::kJsonl, 3);
@@ -28,6 +30,10 @@ class PredictionFormatter {
   void append(std::string& out, const std::string& title, const Prediction& p);
   // The JSON object of one result without the title (the shape of a server's results).
   void append_result_object(std::string& out, const Prediction& p);
+  // Abstain below this score (negative: never).
+  void set_min_score(double min_score) { min_score_ = min_score; }
+  // Names of a cascade's stages, printed for Prediction::stage (else the stage number).
+  void set_stage_names(std::vector<std::string> names) { stage_names_ = std::move(names); }
 
  private:
   void append_top_k(std::string& out, const Prediction& p);
@@ -37,6 +43,10 @@ class PredictionFormatter {
   PredictionFormat format_;
   int top_k_;
   std::vector<int> order_;
+  double min_score_ = -1;
+  std::vector<std::string> stage_names_;
+
+  bool abstains(const Prediction& p) const { return min_score_ >= 0 && p.score < min_score_; }
 };
 
 // Appends s as a JSON string, escaped as nlohmann::json::dump() does (quote, backslash and

@@ -6,6 +6,10 @@
 // accuracy, and compute metrics (a seeded class-stratified sample when the model asks).
 // run_eval: `newscls eval` (a bundle on a split or file, its files, attention dumps).
 // run_predict: `newscls predict` (titles in, one JSONL or TSV line out per title, streamed).
+// Calibration: train_model fits a temperature on dev after training (unless the workflow-level
+// key `--set calibrate=false`, accepted for every family) and stores it in the manifest's
+// training facts; load_classifier applies it, so eval, predict and the pipeline see calibrated
+// scores. Abstention: a title whose calibrated top score is below min_score is not answered.
 //
 //   TrainRequest req; req.family = "tfidf-rf"; req.out_dir = "runs/tfidf-rf";
 //   TrainOutcome out = train_model(req);
@@ -46,6 +50,7 @@ struct TrainOutcome {
 };
 
 // Builds the effective config of a family: defaults, then the file, then the overrides.
+// Workflow-level keys (calibrate) are not the family's: they are left out here.
 nlohmann::json build_config(const std::string& family, const std::string& config_file,
                             const std::vector<std::string>& overrides);
 
@@ -60,14 +65,17 @@ struct EvalOptions {
 struct EvalOutcome {
   Metrics metrics;
   std::vector<std::size_t> indices;  // positions in the dataset that were evaluated
+  std::vector<int> truth;            // their true labels
   std::vector<Prediction> predictions;
 };
 
 EvalOutcome evaluate_model(Classifier& model, const Dataset& data, const LabelSet& labels,
                            const EvalOptions& options);
 
-// metrics.json content of an evaluation, and its files next to it: confusion.svg and
-// predictions.tsv (index, true label, predicted label, score, title), all written atomically.
+// metrics.json content of an evaluation (with ECE/NLL/Brier, the risk-coverage curve and, for a
+// cascade, the share each stage answered), and its files next to it: confusion.svg,
+// reliability.svg, risk_coverage.svg and predictions.tsv (index, true label, predicted label,
+// score, title), all written atomically.
 nlohmann::json eval_report_json(const EvalOutcome& outcome, const Classifier& model, const std::string& data_path);
 void write_eval_files(const std::string& metrics_path, const EvalOutcome& outcome, const nlohmann::json& metrics_json,
                       const Dataset& data, const LabelSet& labels, const std::string& title);
@@ -78,12 +86,24 @@ struct EvalRequest {
   int threads = 0;
   bool skip_bad_lines = false;
   std::size_t dump_attention = 0;   // attention dumps of the first N titles, into attention/
+  double min_score = -1;            // >= 0: report coverage and accuracy of the titles answered
+  bool uncalibrated = false;        // ignore the bundle's calibration (to compare before/after)
+  // Fit the calibration on this split (dev only) and store it in the bundle's manifest: for
+  // bundles trained before calibration existed.
+  bool fit_calibration = false;
 };
 
 struct EvalRun {
   std::string family, data_path;
   Metrics metrics;
+  nlohmann::json report;            // what metrics.json holds
 };
+
+// Adds the member names of a cascade's training facts ("stages") to metrics.json's stages.
+void name_stages(nlohmann::json& metrics, const nlohmann::json& training);
+
+// The selective-prediction figures of an evaluation at a score threshold.
+SelectiveMetrics selective_of(const EvalOutcome& outcome, double min_score);
 
 EvalRun run_eval(const EvalRequest& request);
 
@@ -92,6 +112,7 @@ struct PredictRequest {
   PredictionFormat format = PredictionFormat::kJsonl;
   int top_k = 3;
   int threads = 0;
+  double min_score = -1;            // >= 0: abstain below this calibrated top score
 };
 
 // Returns the number of titles predicted.

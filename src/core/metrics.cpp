@@ -1,7 +1,9 @@
 #include "newscls/metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <numeric>
 
 #include "newscls/error.h"
 #include "newscls/utf8.h"
@@ -67,6 +69,83 @@ Metrics compute_metrics(const std::vector<int>& truth, const std::vector<int>& p
   return m;
 }
 
+CalibrationMetrics compute_calibration(const std::vector<int>& truth, const std::vector<std::vector<float>>& probs,
+                                       int bins) {
+  if (truth.size() != probs.size()) throw Error(ErrorKind::kData, "calibration: truth and probabilities differ in length");
+  if (bins < 1) throw Error(ErrorKind::kData, "calibration: at least one bin");
+  CalibrationMetrics c;
+  c.count = truth.size();
+  if (c.count == 0) return c;
+  std::vector<double> confidence_sum(bins, 0), correct(bins, 0);
+  std::vector<std::size_t> counts(bins, 0);
+  for (std::size_t i = 0; i < truth.size(); ++i) {
+    const std::vector<float>& p = probs[i];
+    const auto top = std::max_element(p.begin(), p.end());
+    const double confidence = top == p.end() ? 0.0 : *top;
+    const bool right = top != p.end() && top - p.begin() == truth[i];
+    const int bin = std::min(bins - 1, static_cast<int>(confidence * bins));
+    ++counts[bin];
+    confidence_sum[bin] += confidence;
+    correct[bin] += right ? 1 : 0;
+    const double p_true = truth[i] >= 0 && static_cast<std::size_t>(truth[i]) < p.size() ? p[truth[i]] : 0.0;
+    c.nll -= std::log(std::max(p_true, kNllFloor));
+    double brier = p.empty() ? 1.0 : 0.0;
+    for (std::size_t k = 0; k < p.size(); ++k) brier += std::pow(p[k] - (static_cast<int>(k) == truth[i] ? 1.0 : 0.0), 2);
+    c.brier += brier;
+  }
+  const double n = static_cast<double>(c.count);
+  c.nll /= n;
+  c.brier /= n;
+  for (int b = 0; b < bins; ++b) {
+    ReliabilityBin rb{double(b) / bins, double(b + 1) / bins, counts[b], 0, 0};
+    if (counts[b] > 0) {
+      rb.mean_confidence = confidence_sum[b] / counts[b];
+      rb.accuracy = correct[b] / counts[b];
+      c.ece += counts[b] / n * std::fabs(rb.accuracy - rb.mean_confidence);
+    }
+    c.bins.push_back(rb);
+  }
+  return c;
+}
+
+SelectiveMetrics compute_selective(const std::vector<int>& truth, const std::vector<int>& predicted,
+                                   const std::vector<float>& scores, double min_score) {
+  if (truth.size() != predicted.size() || truth.size() != scores.size()) {
+    throw Error(ErrorKind::kData, "selective metrics: inputs differ in length");
+  }
+  SelectiveMetrics s;
+  s.min_score = min_score;
+  s.count = truth.size();
+  std::size_t correct = 0;
+  for (std::size_t i = 0; i < truth.size(); ++i) {
+    if (scores[i] < min_score) continue;
+    ++s.answered;
+    if (predicted[i] == truth[i]) ++correct;
+  }
+  s.coverage = ratio(s.answered, s.count);
+  s.accuracy_answered = ratio(correct, s.answered);
+  return s;
+}
+
+std::vector<CoveragePoint> risk_coverage(const std::vector<int>& truth, const std::vector<int>& predicted,
+                                         const std::vector<float>& scores, int points) {
+  if (truth.size() != predicted.size() || truth.size() != scores.size()) {
+    throw Error(ErrorKind::kData, "risk-coverage: inputs differ in length");
+  }
+  std::vector<std::size_t> order(truth.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+  std::vector<CoveragePoint> curve;
+  if (order.empty() || points < 1) return curve;
+  std::size_t correct = 0, done = 0;
+  for (int k = 1; k <= points; ++k) {
+    const std::size_t upto = std::max<std::size_t>(1, order.size() * k / points);
+    for (; done < upto; ++done) correct += predicted[order[done]] == truth[order[done]] ? 1 : 0;
+    curve.push_back({double(upto) / order.size(), ratio(correct, upto)});
+  }
+  return curve;
+}
+
 nlohmann::json to_json(const Metrics& m) {
   nlohmann::json per_class = nlohmann::json::object();
   for (std::size_t c = 0; c < m.per_class.size(); ++c) {
@@ -76,7 +155,7 @@ nlohmann::json to_json(const Metrics& m) {
   }
   std::vector<std::string> columns = m.labels;
   columns.push_back("unknown");
-  return {{"count", m.count},
+  nlohmann::json j = {{"count", m.count},
           {"accuracy", m.accuracy},
           {"macro_precision", m.macro_precision},
           {"macro_recall", m.macro_recall},
@@ -86,6 +165,18 @@ nlohmann::json to_json(const Metrics& m) {
           {"confusion", {{"rows", m.labels}, {"columns", columns}, {"matrix", m.confusion}}},
           {"wall_seconds", m.wall_seconds},
           {"titles_per_second", m.titles_per_second}};
+  if (m.calibration.count > 0) {
+    j["ece"] = m.calibration.ece;
+    j["nll"] = m.calibration.nll;
+    j["brier"] = m.calibration.brier;
+    nlohmann::json bins = nlohmann::json::array();
+    for (const ReliabilityBin& b : m.calibration.bins) {
+      bins.push_back({{"lower", b.lower}, {"upper", b.upper}, {"count", b.count},
+                      {"mean_confidence", b.mean_confidence}, {"accuracy", b.accuracy}});
+    }
+    j["reliability"] = bins;
+  }
+  return j;
 }
 
 std::string format_metrics_table(const Metrics& m) {
@@ -94,6 +185,10 @@ std::string format_metrics_table(const Metrics& m) {
          fixed(m.macro_precision, 4) + " / " + fixed(m.macro_recall, 4) + " / " + fixed(m.macro_f1, 4) + "\n";
   out += "wall " + fixed(m.wall_seconds, 2) + " s   " + fixed(m.titles_per_second, 0) + " titles/s";
   if (m.unknown > 0) out += "   unknown replies " + std::to_string(m.unknown);
+  if (m.calibration.count > 0) {
+    out += "\nECE " + fixed(m.calibration.ece, 4) + "   NLL " + fixed(m.calibration.nll, 4) + "   Brier " +
+           fixed(m.calibration.brier, 4);
+  }
   out += "\n\n" + pad("class", 15) + "precision  recall     f1         support\n";
   for (std::size_t c = 0; c < m.per_class.size(); ++c) {
     const ClassMetrics& cm = m.per_class[c];

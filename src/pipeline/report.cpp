@@ -50,19 +50,20 @@ std::string cost_text(const StageFacts& s) {
 // One row per stage: the numbers both report.md and report.html show.
 std::vector<std::string> table_row(const StageFacts& s) {
   if (!s.has_metrics) return {s.result.stage, to_string(s.result.status) + (s.result.reason.empty() ? "" : ": " + s.result.reason),
-                              "-", "-", "-", "-", "-", "-"};
+                              "-", "-", "-", "-", "-", "-", "-"};
   const double train_s = number_at(s.metrics, "/training/train_seconds"_json_pointer);
   return {s.result.stage,
           to_string(s.result.status),
           fmt_double(s.metrics.value("accuracy", 0.0), 4),
           fmt_double(s.metrics.value("macro_f1", 0.0), 4),
+          s.metrics.contains("ece") ? fmt_double(s.metrics.value("ece", 0.0), 4) : "-",
           train_s < 0 ? "-" : fmt_double(train_s, 1),
           fmt_double(s.metrics.value("titles_per_second", 0.0), 0),
           human_bytes(s.bundle_bytes),
           cost_text(s)};
 }
 
-const std::vector<std::string> kColumns = {"stage", "status", "accuracy", "macro-F1", "train s",
+const std::vector<std::string> kColumns = {"stage", "status", "accuracy", "macro-F1", "ECE", "train s",
                                            "predict titles/s", "bundle", "cost"};
 
 std::vector<Disagreement> disagreements(const std::vector<StageFacts>& stages, std::size_t top) {
@@ -143,6 +144,33 @@ std::vector<std::string> stage_attention(const std::vector<StageFacts>& stages, 
   return files;
 }
 
+// The reliability bins of a stage's metrics.json (count 0 when it has none).
+CalibrationMetrics calibration_of(const StageFacts& s) {
+  CalibrationMetrics c;
+  if (!s.has_metrics || !s.metrics.contains("reliability")) return c;
+  c.ece = s.metrics.value("ece", 0.0);
+  c.nll = s.metrics.value("nll", 0.0);
+  c.brier = s.metrics.value("brier", 0.0);
+  c.count = s.metrics.value("count", std::size_t{0});
+  for (const auto& b : s.metrics["reliability"]) {
+    c.bins.push_back({b.value("lower", 0.0), b.value("upper", 0.0), b.value("count", std::size_t{0}),
+                      b.value("mean_confidence", 0.0), b.value("accuracy", 0.0)});
+  }
+  return c;
+}
+
+// One line per stage: accuracy on the titles answered when the least confident are left out.
+std::string risk_coverage_of(const std::vector<StageFacts>& stages) {
+  std::vector<report::CurveSeries> series;
+  for (const StageFacts& s : stages) {
+    if (!s.has_metrics || !s.metrics.contains("risk_coverage")) continue;
+    report::CurveSeries line{s.result.stage, {}};
+    for (const auto& p : s.metrics["risk_coverage"]) line.points.push_back({p.value("coverage", 0.0), p.value("accuracy", 0.0)});
+    series.push_back(line);
+  }
+  return series.empty() ? "" : report::risk_coverage_svg(series, "Risk-coverage on test");
+}
+
 std::string markdown(const std::vector<StageFacts>& stages, const std::vector<Disagreement>& picks,
                      const std::vector<std::string>& attention, const std::string& run_dir) {
   std::string md = "# newscls pipeline report\n\nRun folder: `" + run_dir + "`. Metrics are on the test split.\n\n|";
@@ -156,7 +184,10 @@ std::string markdown(const std::vector<StageFacts>& stages, const std::vector<Di
     md += "\n";
   }
   md += "\nFigures: per-class F1 and confusion heatmaps are in `report.html`; each stage's own heatmap is "
-        "`<stage>/confusion.svg`.\n\n## Titles the stages disagree on most\n\n| title | true |";
+        "`<stage>/confusion.svg`. Calibration: ECE on test (15 bins) after the stage's temperature scaling; "
+        "reliability diagrams are `<stage>/reliability.svg` and in `report.html`; the risk-coverage curve of every "
+        "stage (accuracy on the titles answered when the least confident are left unanswered) is "
+        "`risk_coverage.svg`.\n\n## Titles the stages disagree on most\n\n| title | true |";
   for (const StageFacts& s : stages) md += " " + s.result.stage + " |";
   md += "\n|---|---|";
   for (std::size_t i = 0; i < stages.size(); ++i) md += "---|";
@@ -199,6 +230,12 @@ std::string html(const std::vector<StageFacts>& stages, const std::vector<Disagr
   for (const StageFacts& s : stages) rows.push_back(table_row(s));
   h += html_table(kColumns, rows);
   h += "<h2>Per-class F1</h2>\n" + per_class_f1_svg(stages);
+  h += "<h2>Calibration: reliability diagrams on test</h2>\n<div class=\"figs\">\n";
+  for (const StageFacts& s : stages) {
+    const CalibrationMetrics c = calibration_of(s);
+    if (c.count > 0) h += "<div>" + report::reliability_svg(c, s.result.stage + " on test") + "</div>\n";
+  }
+  h += "</div>\n<h2>Risk-coverage</h2>\n" + risk_coverage_of(stages);
   h += "<h2>Confusion heatmaps</h2>\n<div class=\"figs\">\n";
   for (const StageFacts& s : stages) {
     if (!s.confusion_svg.empty()) h += "<div>" + s.confusion_svg + "</div>\n";
@@ -229,6 +266,8 @@ void write_pipeline_report(const PipelineSummary& summary, const PipelineRequest
   for (const StageResult& r : summary.stages) stages.push_back(read_stage_facts(r, summary.run_dir));
   const std::vector<Disagreement> picks = disagreements(stages, 15);
   const std::vector<std::string> attention = stage_attention(stages, picks, request.attention_titles);
+  const std::string curve = risk_coverage_of(stages);
+  if (!curve.empty()) write_file_atomic(summary.run_dir + "/risk_coverage.svg", curve);
   write_file_atomic(summary.run_dir + "/report.md", markdown(stages, picks, attention, summary.run_dir));
   write_file_atomic(summary.run_dir + "/report.html", html(stages, picks, attention, summary.run_dir));
   spdlog::info("report: {}/report.html and report.md", summary.run_dir);

@@ -1,6 +1,7 @@
 #include "report/svg.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace newscls::report {
@@ -39,7 +40,76 @@ std::string svg_open(double w, double h) {
          "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
 }
 
+std::string line(double x1, double y1, double x2, double y2, const std::string& extra) {
+  return "<line x1=\"" + num(x1) + "\" y1=\"" + num(y1) + "\" x2=\"" + num(x2) + "\" y2=\"" + num(y2) + "\" " +
+         extra + "/>\n";
+}
+
+// A square plot area with axes from 0 to 1 (y from y_min) and ticks every 0.2 or 0.1.
+struct UnitPlot {
+  double left = 60, top = 50, size = 320, y_min = 0;
+  double x(double v) const { return left + size * v; }
+  double y(double v) const { return top + size * (1 - (v - y_min) / (1 - y_min)); }
+  std::string axes(const std::string& x_label, const std::string& y_label) const {
+    std::string svg = line(x(0), y(y_min), x(1), y(y_min), "stroke=\"#333\"") + line(x(0), y(y_min), x(0), y(1), "stroke=\"#333\"");
+    for (int k = 0; k <= 5; ++k) {
+      const double v = k / 5.0, w = y_min + (1 - y_min) * k / 5.0;
+      svg += text(x(v), y(y_min) + 16, num(v * 100) + "%", "text-anchor=\"middle\" font-size=\"10\"");
+      svg += text(x(0) - 6, y(w) + 4, num(w * 100) + "%", "text-anchor=\"end\" font-size=\"10\"");
+    }
+    svg += text(x(0.5), y(y_min) + 34, x_label, "text-anchor=\"middle\"");
+    svg += "<text transform=\"rotate(-90 14 " + num(y((1 + y_min) / 2)) + ")\" x=\"14\" y=\"" + num(y((1 + y_min) / 2)) +
+           "\" text-anchor=\"middle\">" + xml_escape(y_label) + "</text>\n";
+    return svg;
+  }
+};
+
 }  // namespace
+
+std::string reliability_svg(const CalibrationMetrics& c, const std::string& title) {
+  const UnitPlot plot;
+  std::string svg = svg_open(plot.left + plot.size + 40, plot.top + plot.size + 60);
+  svg += text(10, 20, title, "font-size=\"15\" font-weight=\"bold\"");
+  char sub[96];
+  std::snprintf(sub, sizeof sub, "ECE %.4f   NLL %.4f   Brier %.4f   (%zu titles)", c.ece, c.nll, c.brier, c.count);
+  svg += text(plot.left, 38, sub, "fill=\"#555\"");
+  svg += plot.axes("confidence (top score)", "accuracy");
+  for (const ReliabilityBin& b : c.bins) {
+    if (b.count == 0) continue;
+    const double w = plot.size * (b.upper - b.lower);
+    svg += rect(plot.x(b.lower), plot.y(b.accuracy), w, plot.y(0) - plot.y(b.accuracy), kPalette[0]);
+    svg += "<title>" + xml_escape(num(b.lower * 100) + "-" + num(b.upper * 100) + "%: " + std::to_string(b.count) +
+                                  " titles, confidence " + num(b.mean_confidence * 100) + "%, accuracy " +
+                                  num(b.accuracy * 100) + "%") + "</title>\n";
+    svg += line(plot.x(b.lower), plot.y(b.mean_confidence), plot.x(b.upper), plot.y(b.mean_confidence),
+                "stroke=\"#e15759\" stroke-width=\"2\"");
+  }
+  svg += line(plot.x(0), plot.y(0), plot.x(1), plot.y(1), "stroke=\"#999\" stroke-dasharray=\"4 3\"");
+  svg += text(plot.x(0.02), plot.y(0.95), "bars: accuracy; red: mean confidence", "font-size=\"10\" fill=\"#555\"");
+  return svg + "</svg>\n";
+}
+
+std::string risk_coverage_svg(const std::vector<CurveSeries>& series, const std::string& title) {
+  double lowest = 1;
+  for (const CurveSeries& s : series) {
+    for (const CoveragePoint& p : s.points) lowest = std::min(lowest, p.accuracy);
+  }
+  UnitPlot plot;
+  plot.y_min = std::clamp(std::floor(lowest * 10) / 10, 0.0, 0.9);
+  std::string svg = svg_open(plot.left + plot.size + 160, plot.top + plot.size + 60);
+  svg += text(10, 20, title, "font-size=\"15\" font-weight=\"bold\"");
+  svg += text(plot.left, 38, "the most confident titles answered first", "fill=\"#555\"");
+  svg += plot.axes("coverage (share of titles answered)", "accuracy on the answered titles");
+  for (std::size_t s = 0; s < series.size(); ++s) {
+    std::string points;
+    for (const CoveragePoint& p : series[s].points) points += num(plot.x(p.coverage)) + "," + num(plot.y(p.accuracy)) + " ";
+    svg += "<polyline fill=\"none\" stroke=\"" + std::string(kPalette[s % 6]) + "\" stroke-width=\"2\" points=\"" +
+           points + "\"/>\n";
+    svg += rect(plot.x(1) + 16, plot.top + 20 * s, 14, 14, kPalette[s % 6]);
+    svg += text(plot.x(1) + 36, plot.top + 20 * s + 12, series[s].name);
+  }
+  return svg + "</svg>\n";
+}
 
 std::string xml_escape(const std::string& s) {
   std::string out;

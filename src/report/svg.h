@@ -25,4 +25,15 @@ struct BarSeries {
 std::string grouped_bars_svg(const std::vector<std::string>& categories, const std::vector<BarSeries>& series,
                              const std::string& title);
 
+// Reliability diagram: per bin of top score, the accuracy (bars) against the diagonal of perfect
+// calibration, with the bin counts; the ECE in the subtitle.
+std::string reliability_svg(const CalibrationMetrics& c, const std::string& title);
+
+// Lines of accuracy on the answered titles against coverage (0..1), one per series.
+struct CurveSeries {
+  std::string name;
+  std::vector<CoveragePoint> points;
+};
+std::string risk_coverage_svg(const std::vector<CurveSeries>& series, const std::string& title);
+
 }  // namespace newscls::report

@@ -15,6 +15,7 @@
 #include "newscls/progress.h"
 #include "newscls/stopwatch.h"
 #include "report/svg.h"
+#include "workflow/calibration.h"
 
 namespace newscls {
 namespace {
@@ -52,7 +53,9 @@ nlohmann::json build_config(const std::string& family, const std::string& config
                             const std::vector<std::string>& overrides) {
   nlohmann::json config = strip_docs(default_config(family));
   if (!config_file.empty()) merge_config_file(config, config_file);
-  for (const std::string& assignment : overrides) apply_override(config, assignment);
+  for (const std::string& assignment : overrides) {
+    if (!is_workflow_override(assignment)) apply_override(config, assignment);
+  }
   return config;
 }
 
@@ -99,15 +102,73 @@ EvalOutcome evaluate_model(Classifier& model, const Dataset& data, const LabelSe
   }
   progress.finish();
   const double wall = watch.seconds();
-  std::vector<int> truth, guesses;
+  std::vector<int> guesses;
+  std::vector<std::vector<float>> probs;
+  bool any_probs = false;
   for (std::size_t k = 0; k < outcome.indices.size(); ++k) {
-    truth.push_back(data.labels[outcome.indices[k]]);
+    outcome.truth.push_back(data.labels[outcome.indices[k]]);
     guesses.push_back(outcome.predictions[k].label);
+    probs.push_back(outcome.predictions[k].probs);
+    any_probs = any_probs || !probs.back().empty();
   }
-  outcome.metrics = compute_metrics(truth, guesses, labels);
+  outcome.metrics = compute_metrics(outcome.truth, guesses, labels);
+  if (any_probs) outcome.metrics.calibration = compute_calibration(outcome.truth, probs);
   outcome.metrics.wall_seconds = wall;
   outcome.metrics.titles_per_second = wall > 0 ? outcome.indices.size() / wall : 0;
   return outcome;
+}
+
+namespace {
+
+std::vector<int> labels_of(const EvalOutcome& outcome, std::vector<float>* scores) {
+  std::vector<int> out;
+  for (const Prediction& p : outcome.predictions) {
+    out.push_back(p.label);
+    if (scores != nullptr) scores->push_back(p.score);
+  }
+  return out;
+}
+
+nlohmann::json curve_json(const std::vector<CoveragePoint>& curve) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const CoveragePoint& p : curve) j.push_back({{"coverage", p.coverage}, {"accuracy", p.accuracy}});
+  return j;
+}
+
+// Per stage of a cascade (Prediction::stage >= 0): the titles it answered and how well.
+nlohmann::json stages_json(const EvalOutcome& outcome) {
+  std::vector<std::size_t> answered, correct;
+  for (std::size_t k = 0; k < outcome.predictions.size(); ++k) {
+    const int stage = outcome.predictions[k].stage;
+    if (stage < 0) continue;
+    if (answered.size() <= static_cast<std::size_t>(stage)) answered.resize(stage + 1), correct.resize(stage + 1);
+    ++answered[stage];
+    if (outcome.predictions[k].label == outcome.truth[k]) ++correct[stage];
+  }
+  nlohmann::json j = nlohmann::json::array();
+  const double n = static_cast<double>(std::max<std::size_t>(1, outcome.predictions.size()));
+  for (std::size_t s = 0; s < answered.size(); ++s) {
+    j.push_back({{"stage", s}, {"answered", answered[s]}, {"share", answered[s] / n},
+                 {"accuracy", answered[s] == 0 ? 0.0 : double(correct[s]) / double(answered[s])}});
+  }
+  return j;
+}
+
+}  // namespace
+
+// A cascade's facts name its members ("stages"); metrics.json shows the names with the shares.
+void name_stages(nlohmann::json& metrics, const nlohmann::json& training) {
+  if (!metrics.contains("stages") || !training.contains("stages") || !training["stages"].is_array()) return;
+  for (auto& s : metrics["stages"]) {
+    const std::size_t i = s["stage"].get<std::size_t>();
+    if (i < training["stages"].size()) s["name"] = training["stages"][i];
+  }
+}
+
+SelectiveMetrics selective_of(const EvalOutcome& outcome, double min_score) {
+  std::vector<float> scores;
+  const std::vector<int> predicted = labels_of(outcome, &scores);
+  return compute_selective(outcome.truth, predicted, scores, min_score);
 }
 
 nlohmann::json eval_report_json(const EvalOutcome& outcome, const Classifier& model, const std::string& data_path) {
@@ -115,6 +176,11 @@ nlohmann::json eval_report_json(const EvalOutcome& outcome, const Classifier& mo
   j["family"] = model.family();
   j["data"] = data_path;
   j["run_stats"] = model.run_stats();
+  std::vector<float> scores;
+  const std::vector<int> predicted = labels_of(outcome, &scores);
+  j["risk_coverage"] = curve_json(risk_coverage(outcome.truth, predicted, scores));
+  nlohmann::json stages = stages_json(outcome);
+  if (!stages.empty()) j["stages"] = stages;
   return j;
 }
 
@@ -125,6 +191,14 @@ void write_eval_files(const std::string& metrics_path, const EvalOutcome& outcom
   make_directories(dir);
   write_file_atomic(dir + "/predictions.tsv", predictions_tsv(outcome, data, labels));
   write_file_atomic(dir + "/confusion.svg", report::confusion_svg(outcome.metrics, title));
+  if (outcome.metrics.calibration.count > 0) {
+    write_file_atomic(dir + "/reliability.svg", report::reliability_svg(outcome.metrics.calibration, title));
+  }
+  if (metrics_json.contains("risk_coverage")) {
+    std::vector<CoveragePoint> curve;
+    for (const auto& p : metrics_json["risk_coverage"]) curve.push_back({p["coverage"], p["accuracy"]});
+    write_file_atomic(dir + "/risk_coverage.svg", report::risk_coverage_svg({{title, curve}}, title));
+  }
   write_file_atomic(metrics_path, metrics_json.dump(2) + "\n");
 }
 
@@ -141,6 +215,11 @@ LabelSet labels_for(const Bundle& bundle, const EvalRequest& r) {
   return labels;
 }
 
+nlohmann::json abstention_json(const SelectiveMetrics& s) {
+  return {{"min_score", s.min_score}, {"answered", s.answered}, {"count", s.count}, {"coverage", s.coverage},
+          {"accuracy_answered", s.accuracy_answered}};
+}
+
 void dump_attention_of(Classifier& model, const Dataset& data, const EvalOutcome& outcome, std::size_t n,
                        const std::string& dir) {
   n = std::min(n, outcome.indices.size());
@@ -153,18 +232,37 @@ void dump_attention_of(Classifier& model, const Dataset& data, const EvalOutcome
 
 }  // namespace
 
+namespace {
+
+// Rewrites the bundle's manifest with the calibration fitted on this (dev) evaluation.
+void store_calibration(const Bundle& bundle, const EvalOutcome& dev) {
+  Temperature t;
+  const nlohmann::json facts = fit_calibration_facts(dev, t);
+  if (facts.is_null()) throw UsageError("the model gives no probabilities to calibrate");
+  Manifest manifest = bundle.manifest();
+  manifest.training[kCalibrationFact] = facts;
+  write_file_atomic(bundle.dir() + "/manifest.json", manifest_to_json(manifest).dump(2) + "\n");
+  spdlog::info("calibration stored in {}/manifest.json", bundle.dir());
+}
+
+}  // namespace
+
 EvalRun run_eval(const EvalRequest& r) {
+  if (r.fit_calibration && (!r.input.empty() || r.split != "dev")) {
+    throw UsageError("--fit-calibration fits on dev only: use --split dev without --input");
+  }
   const Bundle bundle = Bundle::open(r.model_dir);
   const LabelSet labels = labels_for(bundle, r);
   const std::string path = r.input.empty() ? resolve_data_dir(r.data_dir).split(r.split) : r.input;
   const Dataset data = read_labeled_file(path, labels.size(), ReadOptions{r.skip_bad_lines});
-  auto model = load_classifier(bundle);
+  auto model = r.uncalibrated || r.fit_calibration ? load_uncalibrated_classifier(bundle) : load_classifier(bundle);
   model->set_threads(r.threads > 0 ? r.threads : default_thread_count());
 
   EvalOptions options;
   options.seed = r.seed;
   options.limit = model->eval_limit();
   const EvalOutcome outcome = evaluate_model(*model, data, labels, options);
+  if (r.fit_calibration) store_calibration(bundle, outcome);
 
   const std::string out = r.out.empty() ? r.model_dir + "/metrics.json" : r.out;
   std::string out_dir = std::filesystem::path(out).parent_path().string();
@@ -173,10 +271,13 @@ EvalRun run_eval(const EvalRequest& r) {
   metrics["split"] = r.input.empty() ? r.split : "input";
   metrics["skipped_lines"] = data.skipped_lines;
   metrics["training"] = bundle.manifest().training;
+  metrics["calibrated"] = !r.uncalibrated && bundle.manifest().training.contains(kCalibrationFact);
+  if (r.min_score >= 0) metrics["abstention"] = abstention_json(selective_of(outcome, r.min_score));
+  name_stages(metrics, bundle.manifest().training);
   write_eval_files(out, outcome, metrics, data, labels,
                    model->family() + " on " + std::filesystem::path(path).filename().string());
   if (r.dump_attention > 0) dump_attention_of(*model, data, outcome, r.dump_attention, out_dir + "/attention");
-  return {model->family(), path, outcome.metrics};
+  return {model->family(), path, outcome.metrics, metrics};
 }
 
 }  // namespace newscls

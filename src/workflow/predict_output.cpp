@@ -76,14 +76,25 @@ void PredictionFormatter::append_top_k(std::string& out, const Prediction& p) {
 }
 
 void PredictionFormatter::append_result_object(std::string& out, const Prediction& p) {
-  const bool known = p.label >= 0 && static_cast<std::size_t>(p.label) < quoted_.size();
+  const bool abstained = abstains(p);
+  const bool known = !abstained && p.label >= 0 && static_cast<std::size_t>(p.label) < quoted_.size();
   out += "{\"label\":";
-  out += known ? quoted_[p.label] : std::string("\"unknown\"");
+  out += abstained ? std::string("null") : known ? quoted_[p.label] : std::string("\"unknown\"");
   out += ",\"label_id\":";
   out += std::to_string(known ? p.label : kUnknownLabel);
   out += ",\"score\":";
   append_score(out, p.score);
   out += ',';
+  if (min_score_ >= 0) out += abstained ? "\"abstained\":true," : "\"abstained\":false,";
+  if (p.stage >= 0) {
+    out += "\"stage\":";
+    if (static_cast<std::size_t>(p.stage) < stage_names_.size()) {
+      append_json_string(out, stage_names_[p.stage]);
+    } else {
+      out += std::to_string(p.stage);
+    }
+    out += ',';
+  }
   append_top_k(out, p);
   out += '}';
 }
@@ -95,7 +106,7 @@ void PredictionFormatter::append(std::string& out, const std::string& title, con
     out += one_line;
     out += '\t';
     const bool known = p.label >= 0 && static_cast<std::size_t>(p.label) < labels_.size();
-    out += known ? labels_[p.label] : std::string("unknown");
+    if (!abstains(p)) out += known ? labels_[p.label] : std::string("unknown");
     out += '\t';
     append_score(out, p.score);
     out += '\n';

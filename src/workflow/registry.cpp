@@ -7,6 +7,7 @@
 
 #include "newscls/error.h"
 #include "registered_families.inc"
+#include "workflow/calibration.h"
 #include "workflow/plugin_loader.h"
 
 namespace newscls {
@@ -62,8 +63,17 @@ nlohmann::json default_config(const std::string& family) { return find_family(fa
 
 std::unique_ptr<Classifier> load_classifier(const std::string& dir) { return load_classifier(Bundle::open(dir)); }
 
-// A bad family or config in a manifest is a fault of that file, not of the command line.
+// A bundle's calibration, when it has one, applies to every use of the bundle (eval, predict,
+// the members of a cascade).
 std::unique_ptr<Classifier> load_classifier(const Bundle& bundle) {
+  std::unique_ptr<Classifier> model = load_uncalibrated_classifier(bundle);
+  Temperature t;
+  if (bundle_temperature(bundle, t)) return with_temperature(std::move(model), t);
+  return model;
+}
+
+// A bad family or config in a manifest is a fault of that file, not of the command line.
+std::unique_ptr<Classifier> load_uncalibrated_classifier(const Bundle& bundle) {
   const std::string& kind = bundle.manifest().family;
   const Family& family = family_of_bundle(bundle);
   if (kind != family.name()) {

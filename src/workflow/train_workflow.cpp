@@ -4,6 +4,7 @@
 #include "newscls/error.h"
 #include "newscls/stopwatch.h"
 #include "newscls/workflow.h"
+#include "workflow/calibration.h"
 
 namespace newscls {
 namespace {
@@ -32,6 +33,21 @@ nlohmann::json skipped_lines(const Splits& s) {
 }
 
 }  // namespace
+
+nlohmann::json fit_calibration_facts(const EvalOutcome& dev, Temperature& t) {
+  if (dev.metrics.calibration.count == 0) return nullptr;
+  std::vector<std::vector<float>> probs;
+  for (const Prediction& p : dev.predictions) probs.push_back(p.probs);
+  t = fit_temperature(dev.truth, probs);
+  const double nll_before = temperature_nll(dev.truth, probs, {});
+  for (auto& row : probs) apply_temperature(row, t);
+  const CalibrationMetrics after = compute_calibration(dev.truth, probs);
+  spdlog::info("calibration on dev: T {:.3f} floor {:g}; ECE {:.4f} -> {:.4f}, NLL {:.4f} -> {:.4f}", t.temperature,
+               t.floor, dev.metrics.calibration.ece, after.ece, nll_before, after.nll);
+  return {{"temperature", t.temperature}, {"floor", t.floor}, {"method", "temperature scaling, NLL on dev"},
+          {"dev_titles", dev.truth.size()}, {"dev_nll_before", nll_before}, {"dev_nll_after", after.nll},
+          {"dev_ece_before", dev.metrics.calibration.ece}, {"dev_ece_after", after.ece}};
+}
 
 namespace {
 
@@ -72,16 +88,47 @@ Manifest manifest_for(const Classifier& model, const Splits& splits, const nlohm
   return manifest;
 }
 
+// By default every family is calibrated, except one whose predictions are paid requests (its
+// run_stats count "requests_sent": an LLM), where each dev title would cost a call;
+// calibrate=true fits it anyway. A family whose facts say "calibrated" (a cascade of
+// calibrated members) needs no second fit.
+bool wants_calibration(CalibrateSetting setting, const Classifier& model, nlohmann::json& facts) {
+  if (setting == CalibrateSetting::kOff || facts.value("calibrated", false)) return false;
+  if (setting == CalibrateSetting::kAuto && model.run_stats().contains("requests_sent")) {
+    facts["calibration_skipped"] = "each dev title would be a paid request; --set calibrate=true fits it";
+    spdlog::info("calibration skipped: {}", facts["calibration_skipped"].get<std::string>());
+    return false;
+  }
+  return true;
+}
+
+// Fits the temperature on dev (the sample the model's eval_limit asks for) and wraps the model.
+std::unique_ptr<Classifier> calibrate_on_dev(std::unique_ptr<Classifier> model, const Splits& splits,
+                                             const TrainRequest& request, nlohmann::json& facts) {
+  EvalOptions options;
+  options.seed = request.seed;
+  options.limit = model->eval_limit();
+  options.progress_label = "dev";
+  const EvalOutcome dev = evaluate_model(*model, splits.dev, splits.labels, options);
+  Temperature t;
+  const nlohmann::json fitted = fit_calibration_facts(dev, t);
+  if (fitted.is_null()) return model;  // no probabilities to scale
+  facts[kCalibrationFact] = fitted;
+  return with_temperature(std::move(model), t);
+}
+
 }  // namespace
 
 TrainOutcome train_model(const TrainRequest& request) {
   const std::string out_dir = request.out_dir.empty() ? "runs/" + request.family : request.out_dir;
+  const CalibrateSetting calibrate = calibrate_setting(request.overrides);
   auto model = make_classifier(request.family);
   model->configure(build_config(request.family, request.config_file, request.overrides));
   const Splits splits = read_splits(request.data_dir, request.skip_bad_lines);
   const int threads = request.threads > 0 ? request.threads : default_thread_count();
   model->set_threads(threads);
-  const nlohmann::json facts = timed_train(*model, context_for(request, splits, out_dir, threads));
+  nlohmann::json facts = timed_train(*model, context_for(request, splits, out_dir, threads));
+  if (wants_calibration(calibrate, *model, facts)) model = calibrate_on_dev(std::move(model), splits, request, facts);
   spdlog::info("trained in {:.1f} s; evaluating on {}", facts["train_seconds"].get<double>(), splits.test.path);
 
   EvalOptions eval_options;
@@ -96,6 +143,8 @@ TrainOutcome train_model(const TrainRequest& request) {
   metrics["split"] = "test";
   metrics["training"] = facts;
   metrics["skipped_lines"] = skipped_lines(splits);
+  metrics["calibrated"] = facts.contains(kCalibrationFact) || facts.value("calibrated", false);
+  name_stages(metrics, facts);
   write_eval_files(writer.file_path("metrics.json"), eval, metrics, splits.test, splits.labels, request.family + " on test");
   writer.commit(manifest_for(*model, splits, facts, eval.metrics));
   spdlog::info("wrote bundle {}", out_dir);

@@ -1,0 +1,236 @@
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "cascade/cascade.h"
+#include "newscls/atomic_file.h"
+#include "newscls/config.h"
+#include "newscls/error.h"
+#include "newscls/registry.h"
+
+namespace fs = std::filesystem;
+
+namespace newscls::cascade {
+namespace {
+
+constexpr const char* kPayload = "cascade.json";
+
+std::vector<std::string> split_members(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// Copies a member bundle's manifest and payloads (what loading it needs) into dest.
+void copy_bundle(const std::string& source, const std::string& dest) {
+  const Bundle bundle = Bundle::open(source);
+  make_directories(dest);
+  fs::copy_file(source + "/manifest.json", dest + "/manifest.json", fs::copy_options::overwrite_existing);
+  for (const auto& [name, sha] : bundle.manifest().payloads) {
+    const fs::path target = fs::path(dest) / name;
+    if (target.has_parent_path()) make_directories(target.parent_path().string());
+    fs::copy_file(bundle.payload_path(name), target, fs::copy_options::overwrite_existing);
+  }
+}
+
+// A member given as a bare name that is no directory here (the pipeline's "fasttext") is looked
+// for next to the bundle being trained: the pipeline's run folder.
+std::string resolve_member(const std::string& dir, const std::string& work_dir) {
+  if (fs::exists(dir) || work_dir.empty()) return dir;
+  const fs::path sibling = fs::path(work_dir).parent_path() / dir;
+  return fs::exists(sibling) ? sibling.string() : dir;
+}
+
+struct Member {
+  std::string dir, family;
+  std::unique_ptr<Classifier> model;
+};
+
+class CascadeClassifier final : public Classifier {
+ public:
+  CascadeClassifier() { configure(default_config()); }
+  std::string family() const override { return "cascade"; }
+
+  void configure(const nlohmann::json& config) override {
+    check_config_keys(config, default_config(), "cascade");
+    nlohmann::json c = strip_docs(default_config());
+    merge_config(c, config, "cascade config");
+    config_string(c, "members");
+    config_double(c, "last_share", 0.0, 1.0);
+    config_int(c, "candidates", 2, 1000);
+    config_ = c;
+  }
+  nlohmann::json config() const override { return config_; }
+
+  nlohmann::json train(const TrainContext& ctx) override;
+  std::vector<Prediction> predict_batch(const std::vector<std::string>& titles) override;
+  std::size_t preferred_batch_size() const override {
+    return members_.empty() ? 1024 : members_.front().model->preferred_batch_size();
+  }
+  void set_threads(int threads) override {
+    threads_ = threads;
+    for (Member& m : members_) m.model->set_threads(threads);
+  }
+  void save(BundleWriter& bundle) const override;
+  void load(const Bundle& bundle) override;
+  nlohmann::json run_stats() const override;
+
+ private:
+  void open_members(const std::vector<std::string>& dirs, const std::vector<std::string>* labels);
+  MemberAnswers answers_on(Member& m, const Dataset& dev);
+
+  nlohmann::json config_;
+  std::vector<Member> members_;
+  std::vector<double> thresholds_;
+  std::vector<std::size_t> answered_;
+  int threads_ = 1;
+};
+
+void CascadeClassifier::open_members(const std::vector<std::string>& dirs, const std::vector<std::string>* labels) {
+  members_.clear();
+  for (const std::string& dir : dirs) {
+    const Bundle bundle = Bundle::open(dir);
+    if (labels != nullptr && bundle.manifest().labels != *labels) {
+      throw ConfigError("members", dir + " was trained on other labels than the data");
+    }
+    Member m{dir, bundle.manifest().family, load_classifier(bundle)};
+    m.model->set_threads(threads_);
+    members_.push_back(std::move(m));
+  }
+  answered_.assign(members_.size(), 0);
+}
+
+MemberAnswers CascadeClassifier::answers_on(Member& m, const Dataset& dev) {
+  MemberAnswers a;
+  const std::size_t batch = std::max<std::size_t>(1, m.model->preferred_batch_size());
+  for (std::size_t begin = 0; begin < dev.size(); begin += batch) {
+    const std::size_t end = std::min(dev.size(), begin + batch);
+    const std::vector<std::string> titles(dev.titles.begin() + begin, dev.titles.begin() + end);
+    const std::vector<Prediction> p = m.model->predict_batch(titles);
+    for (std::size_t k = 0; k < p.size(); ++k) {
+      a.scores.push_back(p[k].label == kUnknownLabel ? 0.0f : p[k].score);
+      a.correct.push_back(p[k].label == dev.labels[begin + k]);
+    }
+  }
+  return a;
+}
+
+nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
+  std::vector<std::string> dirs = split_members(config_["members"].get<std::string>());
+  for (std::string& dir : dirs) dir = resolve_member(dir, ctx.work_dir);
+  if (dirs.size() < 2 || dirs.size() > 3) throw ConfigError("members", "expected 2 or 3 bundle directories, comma-separated");
+  open_members(dirs, &ctx.labels->names);
+  std::vector<MemberAnswers> dev;
+  nlohmann::json facts;
+  for (Member& m : members_) {
+    spdlog::info("cascade: {} ({}) on dev", m.dir, m.family);
+    dev.push_back(answers_on(m, *ctx.dev));
+    facts["stages"].push_back(m.family);
+  }
+  const ThresholdChoice choice =
+      choose_thresholds(dev, config_["last_share"].get<double>(), config_["candidates"].get<int>());
+  thresholds_ = choice.thresholds;
+  nlohmann::json shares = nlohmann::json::array();
+  for (std::size_t a : choice.answered) shares.push_back(double(a) / std::max<std::size_t>(1, ctx.dev->size()));
+  facts["thresholds"] = thresholds_;
+  facts["dev_accuracy"] = double(choice.correct) / std::max<std::size_t>(1, ctx.dev->size());
+  facts["dev_shares"] = shares;
+  facts["members"] = dirs;
+  facts["calibrated"] = true;  // the members' calibrations apply; no second fit
+  spdlog::info("cascade thresholds {} give dev accuracy {:.4f}, shares {}", nlohmann::json(thresholds_).dump(),
+               facts["dev_accuracy"].get<double>(), shares.dump());
+  return facts;
+}
+
+std::vector<Prediction> CascadeClassifier::predict_batch(const std::vector<std::string>& titles) {
+  std::vector<Prediction> out(titles.size());
+  std::vector<std::size_t> pending(titles.size());
+  for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
+  for (std::size_t m = 0; m < members_.size() && !pending.empty(); ++m) {
+    std::vector<std::string> batch;
+    for (std::size_t i : pending) batch.push_back(titles[i]);
+    std::vector<Prediction> p = members_[m].model->predict_batch(batch);
+    std::vector<std::size_t> next;
+    const bool last = m + 1 == members_.size();
+    for (std::size_t k = 0; k < pending.size(); ++k) {
+      if (!last && (p[k].label == kUnknownLabel || p[k].score < thresholds_[m])) {
+        next.push_back(pending[k]);
+        continue;
+      }
+      out[pending[k]] = std::move(p[k]);
+      out[pending[k]].stage = static_cast<int>(m);
+      ++answered_[m];
+    }
+    pending.swap(next);
+  }
+  return out;
+}
+
+void CascadeClassifier::save(BundleWriter& bundle) const {
+  nlohmann::json j = {{"thresholds", thresholds_}, {"members", nlohmann::json::array()}};
+  for (std::size_t m = 0; m < members_.size(); ++m) {
+    const std::string name = "members/" + std::to_string(m);
+    copy_bundle(members_[m].dir, bundle.file_path(name));
+    j["members"].push_back({{"dir", name}, {"family", members_[m].family}});
+  }
+  write_file_atomic(bundle.payload_path(kPayload), j.dump(2) + "\n");
+}
+
+void CascadeClassifier::load(const Bundle& bundle) {
+  const std::string path = bundle.payload_path(kPayload);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(path));
+    thresholds_ = j.at("thresholds").get<std::vector<double>>();
+    std::vector<std::string> dirs;
+    for (const auto& m : j.at("members")) dirs.push_back(bundle.dir() + "/" + m.at("dir").get<std::string>());
+    if (dirs.size() < 2 || thresholds_.size() + 1 != dirs.size()) throw ModelFormatError(path, "members and thresholds do not match");
+    open_members(dirs, &bundle.manifest().labels);
+  } catch (const nlohmann::json::exception& e) {
+    throw ModelFormatError(path, e.what());
+  } catch (const ConfigError& e) {
+    throw ModelFormatError(path, e.what());
+  }
+}
+
+nlohmann::json CascadeClassifier::run_stats() const {
+  nlohmann::json j = {{"members", nlohmann::json::array()}, {"requests_sent", 0}, {"cost_usd", 0.0}};
+  for (std::size_t m = 0; m < members_.size(); ++m) {
+    const nlohmann::json stats = members_[m].model->run_stats();
+    j["members"].push_back({{"family", members_[m].family}, {"answered", answered_[m]}, {"run_stats", stats}});
+    j["requests_sent"] = j["requests_sent"].get<long long>() + stats.value("requests_sent", 0LL);
+    j["cost_usd"] = j["cost_usd"].get<double>() + stats.value("cost_usd", 0.0);
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json default_config() {
+  return {
+      {"_doc",
+       {{"members", "Trained bundle directories, comma-separated, cheapest first (2 or 3); copied into the bundle."},
+        {"last_share", "At most this share of dev titles may reach the last member (e.g. 0.15 for an LLM)."},
+        {"candidates", "Threshold candidates per member: quantiles of its calibrated dev scores."}}},
+      {"members", ""},
+      {"last_share", 1.0},
+      {"candidates", 40},
+  };
+}
+
+std::unique_ptr<Classifier> make_classifier() { return std::make_unique<CascadeClassifier>(); }
+
+std::string unavailable_reason(const nlohmann::json& config) {
+  if (config.value("members", std::string()).empty()) {
+    return "no members: set members=DIR,DIR[,DIR] (trained bundles, cheapest first)";
+  }
+  return {};
+}
+
+}  // namespace newscls::cascade

@@ -1,0 +1,24 @@
+// The cascade family as the registry sees it.
+#include "cascade/cascade.h"
+
+namespace newscls::cascade {
+namespace {
+
+class CascadeFamily final : public Family {
+ public:
+  std::string name() const override { return "cascade"; }
+  nlohmann::json default_config() const override { return cascade::default_config(); }
+  std::unique_ptr<Classifier> make_classifier() const override { return cascade::make_classifier(); }
+  std::string unavailable_reason(const nlohmann::json& config) const override {
+    return cascade::unavailable_reason(config);
+  }
+};
+
+}  // namespace
+
+const Family& family() {
+  static const CascadeFamily kFamily;
+  return kFamily;
+}
+
+}  // namespace newscls::cascade

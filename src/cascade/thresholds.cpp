@@ -1,0 +1,68 @@
+#include <algorithm>
+#include <set>
+
+#include "cascade/cascade.h"
+#include "newscls/error.h"
+
+namespace newscls::cascade {
+namespace {
+
+std::vector<double> candidate_thresholds(const std::vector<float>& scores, int candidates) {
+  std::set<double> out{0.0, 1.5};  // answer everything; answer nothing
+  std::vector<float> sorted = scores;
+  std::sort(sorted.begin(), sorted.end());
+  for (int q = 1; q < candidates && !sorted.empty(); ++q) out.insert(sorted[sorted.size() * q / candidates]);
+  return {out.begin(), out.end()};
+}
+
+// Routes every dev title under `thresholds`; fills correct and answered.
+void route(const std::vector<MemberAnswers>& members, ThresholdChoice& c) {
+  const std::size_t n = members[0].scores.size();
+  c.correct = 0;
+  c.answered.assign(members.size(), 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t m = 0;
+    while (m + 1 < members.size() && members[m].scores[i] < c.thresholds[m]) ++m;
+    ++c.answered[m];
+    c.correct += members[m].correct[i] ? 1 : 0;
+  }
+}
+
+// Fewer titles sent on (weighted towards the later, costlier members) is better.
+std::size_t sent_on(const ThresholdChoice& c) {
+  std::size_t cost = 0;
+  for (std::size_t m = 1; m < c.answered.size(); ++m) cost += c.answered[m] * m;
+  return cost;
+}
+
+}  // namespace
+
+ThresholdChoice choose_thresholds(const std::vector<MemberAnswers>& members, double max_last_share, int candidates) {
+  if (members.size() < 2) throw UsageError("a cascade needs at least two members");
+  const std::size_t n = members[0].scores.size();
+  for (const MemberAnswers& m : members) {
+    if (m.scores.size() != n || m.correct.size() != n) throw Error(ErrorKind::kData, "cascade: members answered different titles");
+  }
+  std::vector<std::vector<double>> grid;
+  for (std::size_t m = 0; m + 1 < members.size(); ++m) grid.push_back(candidate_thresholds(members[m].scores, candidates));
+  ThresholdChoice best, trial;
+  bool found = false;
+  std::vector<std::size_t> pick(grid.size(), 0);
+  for (;;) {  // every combination of the candidates (2 or 3 members: small)
+    trial.thresholds.clear();
+    for (std::size_t m = 0; m < grid.size(); ++m) trial.thresholds.push_back(grid[m][pick[m]]);
+    route(members, trial);
+    const bool allowed = double(trial.answered.back()) <= max_last_share * double(n) + 1e-9;
+    if (allowed && (!found || trial.correct > best.correct ||
+                    (trial.correct == best.correct && sent_on(trial) < sent_on(best)))) {
+      best = trial, found = true;
+    }
+    std::size_t m = 0;
+    while (m < pick.size() && ++pick[m] == grid[m].size()) pick[m++] = 0;
+    if (m == pick.size()) break;
+  }
+  if (!found) throw UsageError("cascade: no thresholds keep the last member's share within last_share");
+  return best;
+}
+
+}  // namespace newscls::cascade

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The cascade family through the real binary, with the loopback LLM server as last member:
+# fasttext -> llm chained into one self-contained bundle, thresholds chosen on dev with at most
+# 15% of titles reaching the LLM; eval reports each stage's share and the LLM calls; predict
+# says which stage answered; the bundle works with its sources deleted.
+source "$(dirname "$0")/lib.sh"
+source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
+dir=$(scratch)
+make_slice "$dir/data" 3000 25      # 400 dev and 400 test titles
+start_llm_server "$dir" --truth "$dir/data/test.txt" --truth "$dir/data/dev.txt" --classes "$dir/data/class.txt"
+export NEWSCLS_LLM_API_KEY=unused
+
+"$NEWSCLS_BIN" train --model fasttext --data "$dir/data" --out "$dir/src/ft" --threads 2 --set epochs=3 >/dev/null 2>&1 ||
+  fail "fasttext member"
+"$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/src/llm" --set "base_url=$LLM_URL" --set cache_path=off \
+  --set concurrency=4 >/dev/null 2>"$dir/llm.err" || { cat "$dir/llm.err"; fail "llm member"; }
+ft_acc=$(json_get "$dir/src/ft/metrics.json" "j['accuracy']")
+
+# Members must be given; then train with the LLM share capped.
+expect_exit 1 "$dir/none.err" "$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/none"
+assert_contains "$dir/none.err" "members"
+"$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/cascade" \
+  --set "members=$dir/src/ft,$dir/src/llm" --set last_share=0.15 >/dev/null 2>"$dir/cascade.err" ||
+  { cat "$dir/cascade.err"; fail "cascade train"; }
+m="$dir/cascade/manifest.json"
+assert_eq cascade "$(json_get "$m" "j['family']")" "family"
+assert_eq True "$(json_get "$m" "j['training']['dev_shares'][1] <= 0.15")" "dev share reaching the LLM"
+assert_eq "['fasttext', 'llm']" "$(json_get "$m" "j['training']['stages']")" "stage names"
+
+# Self-contained: the sources can go.
+rm -rf "$dir/src"
+reset_llm_server
+"$NEWSCLS_BIN" eval --model-dir "$dir/cascade" --data "$dir/data" --out "$dir/eval/metrics.json" >"$dir/eval.out"
+assert_contains "$dir/eval.out" "requests sent (LLM calls)"
+python3 - "$dir/eval/metrics.json" "$ft_acc" "$(server_stat "j['requests']")" <<'PY' || fail "cascade eval figures"
+import json, sys
+j = json.load(open(sys.argv[1]))
+ft_acc, requests = float(sys.argv[2]), int(sys.argv[3])
+stages = {s["name"]: s for s in j["stages"]}
+assert set(stages) == {"fasttext", "llm"}, stages
+assert abs(sum(s["share"] for s in stages.values()) - 1) < 1e-9
+assert 0 < stages["llm"]["share"] <= 0.25, stages        # 15% on dev; test is close
+assert j["run_stats"]["requests_sent"] == stages["llm"]["answered"] == requests, (j["run_stats"], requests)
+assert j["accuracy"] > ft_acc, (j["accuracy"], ft_acc)
+PY
+
+cut -f1 "$dir/data/test.txt" | head -50 >"$dir/titles.txt"
+"$NEWSCLS_BIN" predict --model-dir "$dir/cascade" --input "$dir/titles.txt" --output "$dir/p.jsonl"
+python3 - "$dir/p.jsonl" <<'PY' || fail "predict stage field"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+assert len(lines) == 50 and all(p["stage"] in ("fasttext", "llm") for p in lines)
+PY
+"$NEWSCLS_BIN" info --model-dir "$dir/cascade" >"$dir/info.out" || fail "info"
+assert_contains "$dir/info.out" "cascade"
+echo "test_cascade: ok"
