@@ -1,4 +1,6 @@
 // `newscls serve`: the signal handling lives here; the server itself is src/serve.
+#include <malloc.h>
+
 #include <csignal>
 #include <memory>
 #include <thread>
@@ -34,6 +36,9 @@ void install_serve_signals() {
 void run_serve(serve::ServeOptions options) {
   if (options.threads <= 0) options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   install_serve_signals();
+  // glibc gives each busy thread its own arena and keeps what it freed; with dozens of
+  // connection threads, 10,000 hostile requests grew RSS by 27% (then stayed), with 2 by 6.5%.
+  mallopt(M_ARENA_MAX, 2);
   serve::Server server(options);
   server.start();
   server.load();

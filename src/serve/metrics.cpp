@@ -1,7 +1,7 @@
 #include "serve/metrics.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <charconv>
 
 namespace newscls::serve {
 namespace {
@@ -24,10 +24,10 @@ std::string known_path(const std::string& path) {
   return "other";
 }
 
+// Shortest text that reads back as v: 0.005, not 0.0050000000000000001.
 std::string number(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
 }
 
 void header(std::string& out, const char* name, const char* type, const char* help) {

@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -187,6 +188,14 @@ httplib::Server::HandlerResponse Server::Impl::pre_route(const httplib::Request&
   if (req.method != "POST") return httplib::Server::HandlerResponse::Unhandled;
   if (!req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) {
     return reply(411, "length_required", "send the body with a Content-Length");
+  }
+  // Refused before reading: httplib would otherwise read and drop the whole declared body.
+  const std::string length = req.get_header_value("Content-Length");
+  if (!std::all_of(length.begin(), length.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return reply(400, "bad_request", "Content-Length is not a number");
+  }
+  if (!length.empty() && (length.size() > 18 || std::stoull(length) > options.max_body_bytes)) {
+    return reply(413, "body_too_large", "the request body is over " + std::to_string(options.max_body_bytes) + " bytes");
   }
   if (req.get_header_value("Content-Type").find("multipart/") != std::string::npos) {
     return reply(415, "unsupported_media_type", "send the titles as a JSON body, not a multipart form");
