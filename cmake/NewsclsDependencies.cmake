@@ -8,3 +8,6 @@ find_package(CURL REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
+# cpp-httplib (libcpp-httplib-dev) for `newscls serve`; its Cflags carry the defines its
+# library was built with, which every file including httplib.h must share (src/serve only).
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)

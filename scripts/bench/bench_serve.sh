@@ -32,13 +32,14 @@ loadgen="$WORK/serve_loadgen"
 g++ -O2 -std=c++17 -o "$loadgen" "$root/scripts/bench/serve_loadgen.cpp" $(pkg-config --cflags --libs cpp-httplib) -pthread
 
 server_pid=""
+NEWSCLS_BIN_ENV=()
 trap '[[ -z $server_pid ]] || kill -TERM "$server_pid" 2>/dev/null || true' EXIT
 
 # serve LOG ARGS...: starts the server on a free port, sets $server_pid and $port.
 serve() {
   local log=$1
   shift
-  "$NEWSCLS_BIN" serve --port 0 --threads "$THREADS" "$@" 2>"$log" &
+  env "${NEWSCLS_BIN_ENV[@]}" "$NEWSCLS_BIN" serve --port 0 --threads "$THREADS" "$@" 2>"$log" &
   server_pid=$!
   for _ in $(seq 1200); do
     port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9][0-9]*\).*|\1|p' "$log" | head -n 1)
@@ -75,16 +76,24 @@ for part in "${parts[@]}"; do
       batches
       unserve ;;
     bert)
-      serve "$WORK/bert_batched.log" --model-dir "$BERT"
-      load bert_batched 32 1
-      batches
-      unserve
-      serve "$WORK/bert_single.log" --model-dir "$BERT" --max-batch 1
-      load bert_single 32 1
-      batches
-      unserve
-      python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); print(f'micro-batching / --max-batch 1: {a[\"titles_per_s\"]/b[\"titles_per_s\"]:.2f}x')" \
-        "$WORK/bert_batched.json" "$WORK/bert_single.json" ;;
+      # Each pair once with OpenBLAS's default threads and once with one: on a busy machine
+      # its threads wait for each other in every batched GEMM (single titles stay below its
+      # threading threshold).
+      for blas in default 1; do
+        NEWSCLS_BIN_ENV=()
+        [[ $blas == default ]] || NEWSCLS_BIN_ENV=(OPENBLAS_NUM_THREADS="$blas")
+        serve "$WORK/bert_batched.log" --model-dir "$BERT"
+        load "bert_batched_blas_$blas" 32 1
+        batches
+        unserve
+        serve "$WORK/bert_single.log" --model-dir "$BERT" --max-batch 1
+        load "bert_single_blas_$blas" 32 1
+        batches
+        unserve
+        NEWSCLS_BIN_ENV=()
+        python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); print(f'OpenBLAS threads $blas: micro-batching / --max-batch 1 = {a[\"titles_per_s\"]/b[\"titles_per_s\"]:.2f}x')" \
+          "$WORK/bert_batched_blas_$blas.json" "$WORK/bert_single_blas_$blas.json"
+      done ;;
     hostile)
       # --read-timeout 1: truncated bodies are given up on after 1 s instead of 5
       serve "$WORK/hostile.log" --model-dir "$FASTTEXT" --read-timeout 1
