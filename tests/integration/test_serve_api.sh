@@ -70,6 +70,8 @@ expect_error 413 body_too_large POST /v1/classify --data-binary "@$dir/big.json"
 expect_error 413 body_too_large POST /v1/classify -H 'Transfer-Encoding: chunked' --data-binary "@$dir/big.json"
 python3 -c "import json; print(json.dumps({'titles': ['x'] * 51}))" >"$dir/many.json"
 expect_error 413 too_many_titles POST /v1/classify --data-binary "@$dir/many.json"
+expect_error 411 length_required POST /v1/classify
+expect_error 415 unsupported_media_type POST /v1/classify -F 'titles=a'
 
 # --- a stalled client is dropped after --read-timeout and holds up nobody meanwhile ---
 python3 - "${base#http://127.0.0.1:}" <<'PY' &
