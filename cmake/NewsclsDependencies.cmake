@@ -10,3 +10,6 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
 # NFD and Unicode categories for the Hugging Face WordPiece tokenizer (src/hf).
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
+# cpp-httplib (libcpp-httplib-dev) for `newscls serve`; its Cflags carry the defines its
+# library was built with, which every file including httplib.h must share (src/serve only).
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)

@@ -13,5 +13,6 @@ void setup_info(CLI::App& app);
 void setup_pipeline(CLI::App& app);
 void setup_pretrain(CLI::App& app);
 void setup_attention(CLI::App& app);
+void setup_serve(CLI::App& app);
 
 }  // namespace newscls::app

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   newscls::app::setup_pipeline(app);
   newscls::app::setup_pretrain(app);
   newscls::app::setup_attention(app);
+  newscls::app::setup_serve(app);
   newscls::install_interrupt_handlers();
   try {
     app.parse(argc, argv);

@@ -1,0 +1,58 @@
+// Counters and histograms for GET /metrics, in Prometheus text format (version 0.0.4):
+// requests by path and status, request latency by path, titles and batch sizes by model,
+// and the queue depth of each model (read when rendered). Thread-safe.
+//
+//   ServeMetrics m;
+//   m.record_request("/v1/classify", 200, 0.004);
+//   m.record_batch("fasttext", 64);
+//   std::string text = m.render({{"fasttext", 3}});
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace newscls::serve {
+
+class Histogram {
+ public:
+  explicit Histogram(std::vector<double> bounds);
+  void observe(double value);
+  // _bucket, _sum and _count lines; labels is "" or `key="value"` pairs joined by commas.
+  void render(std::string& out, const std::string& name, const std::string& labels) const;
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<std::uint64_t> counts_;  // one per bound, not cumulative
+  std::uint64_t count_ = 0;
+  double sum_ = 0;
+};
+
+class ServeMetrics {
+ public:
+  // path is one of the API's paths; anything else is counted as "other".
+  void record_request(const std::string& path, int status, double seconds);
+  void record_batch(const std::string& model, std::size_t titles);
+  void record_reload(bool ok);
+  std::string render(const std::vector<std::pair<std::string, std::size_t>>& queue_depths) const;
+
+ private:
+  void render_requests(std::string& out) const;
+  void render_models(std::string& out) const;
+
+  mutable std::mutex mutex_;
+  std::map<std::pair<std::string, int>, std::uint64_t> requests_;
+  std::map<std::string, Histogram> latency_;
+  std::map<std::string, std::uint64_t> titles_;
+  std::map<std::string, Histogram> batch_sizes_;
+  std::uint64_t reloads_ok_ = 0, reloads_failed_ = 0;
+};
+
+// A label value escaped for the text format (backslash, quote, newline).
+std::string prometheus_escape(const std::string& value);
+
+}  // namespace newscls::serve

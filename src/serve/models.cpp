@@ -1,0 +1,63 @@
+#include "serve/models.h"
+
+#include <filesystem>
+
+#include "newscls/bundle.h"
+#include "newscls/error.h"
+#include "serve/api.h"
+
+namespace newscls::serve {
+namespace {
+
+nlohmann::json describe(const std::string& name, const std::string& family, const Manifest& manifest) {
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const auto& item : manifest.training.items()) {
+    if (item.key().rfind("test_", 0) == 0) metrics[item.key()] = item.value();
+  }
+  return {{"name", name}, {"family", family}, {"labels", manifest.labels}, {"metrics", metrics}};
+}
+
+}  // namespace
+
+std::unique_ptr<Classifier> load_bundle(const std::string& dir, Manifest& manifest) {
+  const Bundle bundle = Bundle::open(dir);
+  manifest = bundle.manifest();
+  return load_classifier(bundle);
+}
+
+ServedModel::ServedModel(std::string name, std::unique_ptr<Classifier> classifier, const Manifest& manifest,
+                         const ModelSettings& settings, ServeMetrics* metrics)
+    : name_(std::move(name)),
+      name_json_(nlohmann::json(name_).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)),
+      labels_(manifest.labels),
+      description_(describe(name_, classifier->family(), manifest)),
+      classifier_(std::move(classifier)) {
+  classifier_->set_threads(settings.threads);
+  Classifier* model = classifier_.get();
+  MicroBatcher::BatchFn on_batch;
+  if (metrics) on_batch = [metrics, n = name_](std::size_t titles) { metrics->record_batch(n, titles); };
+  batcher_ = std::make_unique<MicroBatcher>(
+      [model](const std::vector<std::string>& titles) { return model->predict_batch(titles); }, settings.batch,
+      std::move(on_batch));
+}
+
+std::string model_name(const std::string& dir) {
+  std::filesystem::path p = std::filesystem::absolute(dir).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();  // "runs/bert/" is named "bert"
+  return p.filename().string();
+}
+
+ModelSet load_model_set(const std::vector<std::string>& dirs, const ModelSettings& settings,
+                        const ModelLoader& loader, ServeMetrics* metrics) {
+  ModelSet set;
+  for (const std::string& dir : dirs) {
+    const std::string name = model_name(dir);
+    if (set.count(name)) throw UsageError("two bundles are named \"" + name + "\" (" + dir + "); rename one directory");
+    Manifest manifest;
+    std::unique_ptr<Classifier> classifier = loader(dir, manifest);
+    set[name] = std::make_shared<ServedModel>(name, std::move(classifier), manifest, settings, metrics);
+  }
+  return set;
+}
+
+}  // namespace newscls::serve
