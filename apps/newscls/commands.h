@@ -13,5 +13,7 @@ void setup_info(CLI::App& app);
 void setup_pipeline(CLI::App& app);
 void setup_pretrain(CLI::App& app);
 void setup_attention(CLI::App& app);
+void setup_import_hf(CLI::App& app);
+void setup_embed(CLI::App& app);
 
 }  // namespace newscls::app
