@@ -207,6 +207,8 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   nlohmann::json facts = prepare_encoder(ctx);
   Options tuning = options_;
   if (ctx.init_dir.rfind(kHfPrefix, 0) == 0) tuning.lr = options_.pretrained_lr;
+  // Checked once the architecture is known (--init hf: brings its own layer count).
+  if (options_.freeze_layers > options_.arch.layers) throw ConfigError("freeze_layers", "exceeds layers");
   if (options_.freeze_layers > 0) model_->encoder->freeze(options_.freeze_layers);
 
   const std::int64_t max_len = options_.arch.max_len;

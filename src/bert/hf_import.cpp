@@ -74,7 +74,7 @@ Architecture architecture_of(const hf::BertCheckpoint& ck, std::int64_t max_len)
     throw ModelFormatError(config_path(ck), "hidden_act '" + c.hidden_act +
                                                 "' is not supported (only gelu, the erf form BERT uses)");
   }
-  if (c.model_type != "bert") {
+  if (!c.model_type.empty() && c.model_type != "bert") {
     throw ModelFormatError(config_path(ck), "model_type '" + c.model_type + "' is not bert");
   }
   Architecture a;

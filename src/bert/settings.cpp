@@ -101,7 +101,6 @@ Options parse_options(const nlohmann::json& c) {
   if (o.tokenizer != "char" && o.tokenizer != "wordpiece") throw ConfigError("tokenizer", "must be char or wordpiece");
   o.freeze_layers = c.contains("freeze_layers") ? static_cast<int>(config_int(c, "freeze_layers", 0, 48)) : 0;
   o.pretrained_lr = c.contains("pretrained_lr") ? config_double(c, "pretrained_lr", 1e-9, 1.0) : 2e-5;
-  if (o.freeze_layers > o.arch.layers) throw ConfigError("freeze_layers", "exceeds layers");
   o.vocab_min_count = static_cast<int>(config_int(c, "vocab_min_count", 1, 1000000));
   o.vocab_max_size = static_cast<int>(config_int(c, "vocab_max_size", 16, 1000000));
   o.batch_size = static_cast<int>(config_int(c, "batch_size", 1, 65536));

@@ -71,6 +71,11 @@ d=$(variant activation)
 python3 -c 'import json,sys; p=sys.argv[1]; c=json.load(open(p)); c["hidden_act"]="relu"; json.dump(c, open(p,"w"))' "$d/config.json"
 refused "$d" "$d/config.json"
 
+d=$(variant model-type)
+python3 -c 'import json,sys; p=sys.argv[1]; c=json.load(open(p)); c["model_type"]="roberta"; json.dump(c, open(p,"w"))' "$d/config.json"
+refused "$d" "$d/config.json"
+assert_contains "$dir/err" "roberta"
+
 # Fine-tuning reads the same files the same way.
 expect_exit 1 "$dir/err" "$bin" train --model bert --init "hf:$dir/truncated" \
   --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --out "$dir/tuned"
