@@ -112,4 +112,13 @@ assert not changed, "frozen tensors changed: %s" % changed
 assert any(before[n] != after[n] for n in trained), "layer 1 did not train"
 print("%d frozen tensors bit-identical, layer 1 trained" % len(frozen))
 PY
+# embed works on an own bundle too (character vocabulary, own pooler).
+"$bin" train --model bert --data "$data" --out "$dir/own" --threads 1 --set layers=1 --set hidden=16 --set heads=2 \
+  --set ff=32 --set pretrain_epochs=0 --set epochs=1 --set bigram_buckets=0 >/dev/null 2>&1 || fail "own bundle"
+"$bin" embed --model-dir "$dir/own" --input "$dir/three.txt" >"$dir/own.jsonl" 2>/dev/null || fail "embed on an own bundle"
+python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 3 and all(len(r["cls"]) == 16 and len(r["pooler"]) == 16 for r in rows), rows
+assert [r["index"] for r in rows] == [0, 1, 2]' "$dir/own.jsonl" || fail "own bundle embeddings"
 echo "test_hf_import: ok"
