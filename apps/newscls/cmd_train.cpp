@@ -22,7 +22,7 @@ void setup_train(CLI::App& app) {
   add_threads_option(*cmd, request->threads);
   add_skip_bad_lines_option(*cmd, request->skip_bad_lines);
   cmd->add_flag("--resume", request->resume, "Continue from the last checkpoint in <out>.work (bert)");
-  cmd->add_option("--init", request->init_dir, "Start from a pretrained encoder bundle (bert)");
+  cmd->add_option("--init", request->init_dir, "Start from a pretrained encoder: a bundle of newscls pretrain, or hf:DIR (a Hugging Face checkpoint)");
   cmd->add_option("--device", request->device, "cpu or cuda (bert)")
       ->capture_default_str()
       ->check(CLI::IsMember({"cpu", "cuda"}));

@@ -14,5 +14,7 @@ void setup_pipeline(CLI::App& app);
 void setup_pretrain(CLI::App& app);
 void setup_attention(CLI::App& app);
 void setup_serve(CLI::App& app);
+void setup_import_hf(CLI::App& app);
+void setup_embed(CLI::App& app);
 
 }  // namespace newscls::app

@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
   newscls::app::setup_pretrain(app);
   newscls::app::setup_attention(app);
   newscls::app::setup_serve(app);
+  newscls::app::setup_import_hf(app);
+  newscls::app::setup_embed(app);
   newscls::install_interrupt_handlers();
   try {
     app.parse(argc, argv);

@@ -35,6 +35,12 @@ struct Prediction {
 // The most probable class of a probability vector (the first on ties).
 Prediction prediction_from_probs(std::vector<float> probs);
 
+// A title's vectors from an encoder (`newscls embed`).
+struct Embedding {
+  std::vector<float> cls;     // the last layer's hidden state at [CLS]
+  std::vector<float> pooler;  // the tanh pooler's output; empty where the model has none
+};
+
 struct TrainContext {
   const Dataset* train = nullptr;
   const Dataset* dev = nullptr;
@@ -44,7 +50,7 @@ struct TrainContext {
   // Scratch space that survives the run (checkpoints for --resume); never the bundle dir.
   std::string work_dir;
   bool resume = false;
-  std::string init_dir;           // e.g. a pretrained encoder (bert --init)
+  std::string init_dir;           // e.g. a pretrained encoder (bert --init DIR or hf:DIR)
   std::string device = "cpu";
 };
 
@@ -78,6 +84,8 @@ class Classifier {
   // i counted from first_index. Others throw UsageError.
   virtual void dump_attention(const std::vector<std::string>& titles, std::size_t first_index,
                               const std::string& out_dir);
+  // Families with an encoder give each title's vectors, same order. Others throw UsageError.
+  virtual std::vector<Embedding> embed(const std::vector<std::string>& titles);
 };
 
 }  // namespace newscls

@@ -32,6 +32,13 @@ struct PretrainRequest {
   std::string out_dir;
 };
 
+// `newscls import-hf`: a checkpoint of another framework turned into a bundle.
+struct ImportRequest {
+  std::string format;     // e.g. "huggingface-bert"
+  std::string model_dir;  // the checkpoint's folder
+  std::string out_dir;    // the bundle to write
+};
+
 class Family {
  public:
   virtual ~Family() = default;
@@ -50,6 +57,11 @@ class Family {
 
   // Pretrains an encoder bundle; families without an encoder throw UsageError.
   virtual nlohmann::json pretrain(const PretrainRequest& request) const;
+  // Whether import_checkpoint reads this format.
+  virtual bool imports(const std::string& format) const { return false; }
+  // Writes a bundle from a foreign checkpoint; returns facts for the manifest. The default
+  // throws UsageError ("family X cannot import").
+  virtual nlohmann::json import_checkpoint(const ImportRequest& request) const;
   // Checks a bundle of this family (or of one of its kinds, "<name>-<kind>") as fully as
   // loading it would. The default loads it as a classifier.
   virtual void verify(const Bundle& bundle) const;

@@ -30,4 +30,13 @@ constexpr const char* kEncoderFamily = "bert-encoder";
 // commits the encoder bundle to out_dir. Returns the training facts.
 nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request);
 
+// The format import_checkpoint reads: a Hugging Face BERT folder (config.json, vocab.txt,
+// model.safetensors, tokenizer_config.json when present).
+constexpr const char* kHuggingFaceFormat = "huggingface-bert";
+
+// `newscls import-hf`: a "bert" bundle with a WordPiece vocabulary. With a classifier head
+// (id2label) it classifies; without one (config "classifier": false, placeholder labels) it
+// embeds and dumps attention, and predict/eval refuse it naming `train --init hf:DIR`.
+nlohmann::json import_hf_bundle(const ImportRequest& request);
+
 }  // namespace newscls::bert

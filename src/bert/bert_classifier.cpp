@@ -11,8 +11,10 @@
 #include "bert/batching.h"
 #include "bert/bert.h"
 #include "bert/encoder.h"
+#include "bert/hf_import.h"
 #include "bert/settings.h"
 #include "bert/tensor_io.h"
+#include "bert/title_tokenizer.h"
 #include "bert/training.h"
 #include "bert/vocab.h"
 #include "newscls/atomic_file.h"
@@ -28,8 +30,12 @@ namespace fs = std::filesystem;
 constexpr const char* kVocabPayload = "vocab.bin";
 constexpr const char* kWeightsPayload = "weights.bin";
 constexpr const char* kEncoderPayload = "encoder.bin";
+constexpr const char* kHfPrefix = "hf:";
+// Manifest labels of an imported encoder (a manifest needs two), as transformers names them.
+const std::vector<std::string> kPlaceholderLabels = {"LABEL_0", "LABEL_1"};
 
-Encoded encode_all(const CharVocab& vocab, const std::vector<std::string>& titles, std::int64_t max_len) {
+template <typename Vocab>
+Encoded encode_all(const Vocab& vocab, const std::vector<std::string>& titles, std::int64_t max_len) {
   Encoded out;
   out.reserve(titles.size());
   for (const std::string& t : titles) out.push_back(vocab.encode(t, max_len));
@@ -88,21 +94,70 @@ class BertClassifier final : public Classifier {
 
   nlohmann::json config_ = strip_docs(default_options_json());
   Options options_ = parse_options(config_);
-  std::optional<CharVocab> vocab_;
+  std::optional<TitleTokenizer> vocab_;
   std::shared_ptr<MaskRng> rng_ = std::make_shared<MaskRng>(1);
   ClassifierModel model_{nullptr};
   std::vector<std::string> label_names_;
+  std::string bundle_dir_, imported_from_;  // for the error of an encoder asked to classify
+
+ public:
+  std::vector<Embedding> embed(const std::vector<std::string>& titles) override;
+  // A Hugging Face checkpoint as this classifier (or encoder, without a head); returns facts.
+  nlohmann::json import_hf(const std::string& dir);
+  const std::vector<std::string>& label_names() const { return label_names_; }
+
+ private:
+  nlohmann::json init_from_hf(const std::string& dir, std::int64_t num_classes);
 };
 
 void BertClassifier::build_model(std::int64_t num_classes) {
-  options_.arch.vocab_size = vocab_->size();
+  // An imported table may have more rows than vocab.txt has lines.
+  options_.arch.vocab_size = std::max(options_.arch.vocab_size, vocab_->size());
   model_ = ClassifierModel(options_.arch, num_classes, rng_);
+}
+
+// --init hf:DIR: architecture, WordPiece vocabulary and encoder from the checkpoint, a fresh
+// classifier head for the data's labels.
+nlohmann::json BertClassifier::init_from_hf(const std::string& dir, std::int64_t num_classes) {
+  const hf::BertCheckpoint ck = hf::load_bert_checkpoint(dir);
+  adopt_checkpoint_architecture(ck, config_, options_);
+  vocab_ = TitleTokenizer(ck.tokenizer);
+  build_model(num_classes);
+  copy_checkpoint_weights(ck, *model_, /*fresh_head=*/true);
+  spdlog::info("fine-tuning from Hugging Face checkpoint {} ({} layers, hidden {}, {} frozen)", dir,
+               options_.arch.layers, options_.arch.hidden, options_.freeze_layers);
+  return {{"init_dir", std::string(kHfPrefix) + dir}, {"pretrained_lr", options_.pretrained_lr}};
+}
+
+nlohmann::json BertClassifier::import_hf(const std::string& dir) {
+  const hf::BertCheckpoint ck = hf::load_bert_checkpoint(dir);
+  options_.arch = architecture_of(ck, options_.arch.max_len);
+  const bool head = ck.weights.classifier.has_value();
+  options_.classifier = head;
+  options_.tokenizer = "wordpiece";
+  set_architecture(config_, options_.arch);
+  config_["tokenizer"] = "wordpiece";
+  config_["classifier"] = head;
+  label_names_ = head ? ck.config.labels : kPlaceholderLabels;
+  if (head && label_names_.size() < 2) {
+    throw ModelFormatError(dir + "/config.json", "a classifier needs id2label with at least 2 labels");
+  }
+  vocab_ = TitleTokenizer(ck.tokenizer);
+  build_model(head ? static_cast<std::int64_t>(label_names_.size()) : 0);
+  copy_checkpoint_weights(ck, *model_, /*fresh_head=*/false);
+  model_->eval();
+  imported_from_ = dir;
+  return {{"imported_from", dir},
+          {"architectures", ck.config.architectures},
+          {"classifier_head", head},
+          {"unused_tensors", ck.weights.unused.size()}};
 }
 
 // Vocabulary and encoder weights: from --init, from a finished pretraining phase of an
 // interrupted run, or by pretraining now (pretrain_epochs > 0), else random.
 nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx) {
   const auto num_classes = static_cast<std::int64_t>(ctx.labels->size());
+  if (ctx.init_dir.rfind(kHfPrefix, 0) == 0) return init_from_hf(ctx.init_dir.substr(3), num_classes);
   if (!ctx.init_dir.empty()) {
     EncoderBundle enc = open_encoder_bundle(ctx.init_dir);
     options_.arch.layers = enc.options.arch.layers;
@@ -113,13 +168,13 @@ nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx) {
     options_.arch.bigram_buckets = enc.options.arch.bigram_buckets;
     options_.arch.trigram_buckets = enc.options.arch.trigram_buckets;
     set_architecture(config_, options_.arch);
-    vocab_ = std::move(enc.vocab);
+    vocab_ = TitleTokenizer(std::move(enc.vocab));
     build_model(num_classes);
     load_tensors(enc.weights_path, named_state(*model_->encoder));
     spdlog::info("fine-tuning from encoder bundle {}", ctx.init_dir);
     return {{"init_dir", ctx.init_dir}};
   }
-  vocab_ = CharVocab::build(ctx.train->titles, options_.vocab_min_count, options_.vocab_max_size);
+  vocab_ = TitleTokenizer(CharVocab::build(ctx.train->titles, options_.vocab_min_count, options_.vocab_max_size));
   build_model(num_classes);
   if (options_.pretrain_epochs == 0) return nlohmann::json::object();
   const std::string saved = ctx.work_dir.empty() ? "" : ctx.work_dir + "/bert_pretrained.bin";
@@ -147,6 +202,11 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   label_names_ = ctx.labels->names;
   if (!ctx.work_dir.empty()) make_directories(ctx.work_dir);
   nlohmann::json facts = prepare_encoder(ctx);
+  Options tuning = options_;
+  if (ctx.init_dir.rfind(kHfPrefix, 0) == 0) tuning.lr = options_.pretrained_lr;
+  // Checked once the architecture is known (--init hf: brings its own layer count).
+  if (options_.freeze_layers > options_.arch.layers) throw ConfigError("freeze_layers", "exceeds layers");
+  if (options_.freeze_layers > 0) model_->encoder->freeze(options_.freeze_layers);
 
   const std::int64_t max_len = options_.arch.max_len;
   Encoded train = encode_all(*vocab_, ctx.train->titles, max_len);
@@ -163,7 +223,7 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   job.seed = ctx.seed;
   job.checkpoint_dir = ctx.work_dir;
   job.resume = ctx.resume;
-  facts.update(fine_tune(model_, rng_, options_, job));
+  facts.update(fine_tune(model_, rng_, tuning, job));
   facts["vocab_size"] = vocab_->size();
   facts["parameters"] = [&] {
     std::int64_t n = 0;
@@ -177,6 +237,12 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
 
 std::vector<Prediction> BertClassifier::predict_batch(const std::vector<std::string>& titles) {
   require_model();
+  if (!options_.classifier) {
+    const std::string source = imported_from_.empty() ? "HF_DIR" : imported_from_;
+    throw ModelFormatError(bundle_dir_.empty() ? source : bundle_dir_,
+                           "is an encoder without a classifier head (embed and attention only); fine-tune it: "
+                           "newscls train --model bert --init hf:" + source);
+  }
   if (titles.empty()) return {};
   Encoded encoded = encode_all(*vocab_, titles, options_.arch.max_len);
   torch::Tensor probs = predict_probs(model_, encoded, options_.predict_batch_size).contiguous();
@@ -195,14 +261,18 @@ std::vector<Prediction> BertClassifier::predict_batch(const std::vector<std::str
 
 void BertClassifier::save(BundleWriter& bundle) const {
   require_model();
-  vocab_->save(bundle.payload_path(kVocabPayload));
+  vocab_->save(bundle, options_.arch.vocab_size);
   save_tensors(bundle.payload_path(kWeightsPayload), named_state(*model_));
 }
 
 void BertClassifier::load(const Bundle& bundle) {
   label_names_ = bundle.manifest().labels;
-  vocab_ = CharVocab::load(bundle.payload_path(kVocabPayload));
-  build_model(static_cast<std::int64_t>(label_names_.size()));
+  bundle_dir_ = bundle.dir();
+  const nlohmann::json& facts = bundle.manifest().training;
+  imported_from_ = facts.is_object() && facts.contains("imported_from") && facts["imported_from"].is_string()
+                       ? facts["imported_from"].get<std::string>() : "";
+  vocab_ = TitleTokenizer::load(bundle, options_.tokenizer);
+  build_model(options_.classifier ? static_cast<std::int64_t>(label_names_.size()) : 0);
   load_tensors(bundle.payload_path(kWeightsPayload), named_state(*model_));
   model_->eval();
 }
@@ -216,22 +286,64 @@ void BertClassifier::dump_attention(const std::vector<std::string>& titles, std:
     const std::vector<std::int64_t> ids = vocab_->encode(titles[i], options_.arch.max_len);
     Batch batch = make_batch({ids}, {0}, nullptr);
     EncoderOutput enc = model_->encoder->forward(batch.ids, batch.key_valid, /*keep_weights=*/true);
-    torch::Tensor probs = torch::softmax(model_->head(enc.hidden), 1)[0];
     AttentionDump dump;
     dump.title = titles[i];
     dump.tokens = vocab_->tokens_of(ids);
-    dump.label_id = static_cast<int>(probs.argmax().item<std::int64_t>());
-    dump.label = dump.label_id < static_cast<int>(label_names_.size()) ? label_names_[dump.label_id]
-                                                                        : std::to_string(dump.label_id);
-    dump.score = probs[dump.label_id].item<float>();
+    if (model_->has_classifier()) {  // an imported encoder has no label to show
+      torch::Tensor probs = torch::softmax(model_->head(enc.hidden), 1)[0];
+      dump.label_id = static_cast<int>(probs.argmax().item<std::int64_t>());
+      dump.label = dump.label_id < static_cast<int>(label_names_.size()) ? label_names_[dump.label_id]
+                                                                          : std::to_string(dump.label_id);
+      dump.score = probs[dump.label_id].item<float>();
+    }
     dump.weights = torch::stack(enc.weights).squeeze(1);  // (layers, heads, T, T)
     write_attention_dump(dump, out_dir, first_index + i);
   }
 }
 
+
+std::vector<Embedding> BertClassifier::embed(const std::vector<std::string>& titles) {
+  require_model();
+  c10::InferenceMode guard;
+  model_->eval();
+  const Encoded encoded = encode_all(*vocab_, titles, options_.arch.max_len);
+  std::vector<std::size_t> lengths;
+  for (const auto& ids : encoded) lengths.push_back(ids.size());
+  std::vector<Embedding> out(titles.size());
+  for (const auto& rows : bucket_batches(lengths, options_.predict_batch_size, nullptr)) {
+    Batch batch = make_batch(encoded, rows, nullptr);
+    const torch::Tensor cls = model_->encoder(batch.ids, batch.key_valid, false, /*cls_only=*/true)
+                                  .hidden.select(1, 0).contiguous();
+    const torch::Tensor pooled = model_->has_pooler() ? model_->pooled(cls).contiguous() : torch::Tensor();
+    const std::int64_t h = cls.size(1);
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const float* c = cls.data_ptr<float>() + k * h;
+      out[rows[k]].cls.assign(c, c + h);
+      if (pooled.defined()) out[rows[k]].pooler.assign(pooled.data_ptr<float>() + k * h, pooled.data_ptr<float>() + (k + 1) * h);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::unique_ptr<Classifier> make_classifier() { return std::make_unique<BertClassifier>(); }
+
+nlohmann::json import_hf_bundle(const ImportRequest& request) {
+  const auto start = std::chrono::steady_clock::now();
+  BertClassifier model;
+  nlohmann::json facts = model.import_hf(request.model_dir);
+  facts["import_seconds"] = seconds_since(start);
+  BundleWriter writer(request.out_dir);
+  model.save(writer);
+  Manifest manifest;
+  manifest.family = model.family();
+  manifest.labels = model.label_names();
+  manifest.config = model.config();
+  manifest.training = facts;
+  writer.commit(manifest);
+  return facts;
+}
 
 nlohmann::json default_config() { return default_options_json(); }
 

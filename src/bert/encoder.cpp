@@ -9,8 +9,8 @@
 namespace newscls::bert {
 namespace {
 
-torch::nn::LayerNorm layer_norm(std::int64_t hidden) {
-  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({hidden}).eps(1e-12));
+torch::nn::LayerNorm layer_norm(const Architecture& arch) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({arch.hidden}).eps(arch.layer_norm_eps));
 }
 
 // A sparse table whose row 0 stands for "no n-gram here" (kept at zero by padding_idx).
@@ -73,10 +73,10 @@ torch::Tensor ngram_buckets(const torch::Tensor& ids, std::int64_t vocab_size, s
 EncoderLayerImpl::EncoderLayerImpl(const Architecture& arch, std::shared_ptr<MaskRng> rng) {
   attention_ = register_module(
       "attention", MultiHeadAttention(arch.hidden, arch.heads, arch.attention_dropout, rng));
-  attention_norm_ = register_module("attention_norm", layer_norm(arch.hidden));
+  attention_norm_ = register_module("attention_norm", layer_norm(arch));
   intermediate_ = register_module("intermediate", torch::nn::Linear(arch.hidden, arch.ff));
   output_ = register_module("output", torch::nn::Linear(arch.ff, arch.hidden));
-  output_norm_ = register_module("output_norm", layer_norm(arch.hidden));
+  output_norm_ = register_module("output_norm", layer_norm(arch));
   dropout_ = register_module("dropout", FastDropout(arch.dropout, std::move(rng)));
 }
 
@@ -93,15 +93,21 @@ EncoderImpl::EncoderImpl(const Architecture& arch, std::shared_ptr<MaskRng> rng)
   if (arch.vocab_size <= 0) throw ConfigError("vocab", "empty vocabulary");
   token_embedding = register_module("token_embedding",
                                     torch::nn::Embedding(arch.vocab_size, arch.hidden));
+  const std::int64_t positions = arch.positions > 0 ? arch.positions : arch.max_len;
+  if (positions < arch.max_len) throw ConfigError("max_len", "exceeds the position table's rows");
   position_embedding_ = register_module("position_embedding",
-                                        torch::nn::Embedding(arch.max_len, arch.hidden));
+                                        torch::nn::Embedding(positions, arch.hidden));
+  if (arch.type_vocab_size > 0) {
+    token_type_embedding_ = register_module("token_type_embedding",
+                                            torch::nn::Embedding(arch.type_vocab_size, arch.hidden));
+  }
   if (arch.bigram_buckets > 1) {
     bigram_embedding_ = register_module("bigram_embedding", hashed_table(arch.bigram_buckets, arch.hidden));
   }
   if (arch.trigram_buckets > 1) {
     trigram_embedding_ = register_module("trigram_embedding", hashed_table(arch.trigram_buckets, arch.hidden));
   }
-  norm_ = register_module("norm", layer_norm(arch.hidden));
+  norm_ = register_module("norm", layer_norm(arch));
   dropout_ = register_module("dropout", FastDropout(arch.dropout, rng));
   layers_ = register_module("layers", torch::nn::ModuleList());
   for (std::int64_t i = 0; i < arch.layers; ++i) layers_->push_back(EncoderLayer(arch, rng));
@@ -113,6 +119,8 @@ EncoderOutput EncoderImpl::forward(const torch::Tensor& ids, const torch::Tensor
   if (t > arch_.max_len) throw UsageError("sequence longer than max_len");
   torch::Tensor positions = torch::arange(t, torch::kInt64);
   torch::Tensor x = token_embedding(ids) + position_embedding_(positions).unsqueeze(0);
+  // Titles are single segments: token type 0 everywhere, as transformers does by default.
+  if (token_type_embedding_) x = x + token_type_embedding_->weight[0];
   if (bigram_embedding_) {
     x = x + bigram_embedding_(ngram_buckets(ids, arch_.vocab_size, arch_.bigram_buckets, 2));
   }
@@ -132,18 +140,35 @@ EncoderOutput EncoderImpl::forward(const torch::Tensor& ids, const torch::Tensor
   return out;
 }
 
+void EncoderImpl::freeze(std::int64_t layers) {
+  for (auto& p : named_parameters(/*recurse=*/true)) {
+    const std::string& name = p.key();
+    bool frozen = name.rfind("layers.", 0) != 0;  // the embeddings and their norm
+    if (!frozen) frozen = std::stoll(name.substr(7, name.find('.', 7) - 7)) < layers;
+    if (frozen) p.value().set_requires_grad(false);
+  }
+}
+
 ClassifierModelImpl::ClassifierModelImpl(const Architecture& arch, std::int64_t num_classes,
                                          std::shared_ptr<MaskRng> rng) {
   encoder = register_module("encoder", Encoder(arch, rng));
-  pooler_ = register_module("pooler", torch::nn::Linear(arch.hidden, arch.hidden));
-  classifier_ = register_module("classifier", torch::nn::Linear(arch.hidden, num_classes));
+  if (num_classes > 0 && !arch.pooler) throw ConfigError("pooler", "a classifier reads the pooler's output");
+  if (arch.pooler) pooler_ = register_module("pooler", torch::nn::Linear(arch.hidden, arch.hidden));
+  if (num_classes > 0) {
+    classifier_ = register_module("classifier", torch::nn::Linear(arch.hidden, num_classes));
+  }
   dropout_ = register_module("dropout", FastDropout(arch.dropout, std::move(rng)));
   init_bert_weights(*this);
 }
 
+torch::Tensor ClassifierModelImpl::pooled(const torch::Tensor& cls) {
+  if (!has_pooler()) throw UsageError("this encoder has no pooler");
+  return torch::tanh(pooler_(cls));
+}
+
 torch::Tensor ClassifierModelImpl::head(const torch::Tensor& hidden) {
-  torch::Tensor cls = hidden.select(1, 0);
-  return classifier_(dropout_(torch::tanh(pooler_(cls))));
+  if (!has_classifier()) throw UsageError("this encoder has no classifier head");
+  return classifier_(dropout_(pooled(hidden.select(1, 0))));
 }
 
 torch::Tensor ClassifierModelImpl::forward(const torch::Tensor& ids, const torch::Tensor& key_valid) {
@@ -154,7 +179,7 @@ MlmModelImpl::MlmModelImpl(Encoder enc, std::shared_ptr<MaskRng> rng) {
   const Architecture& arch = enc->arch();
   encoder = register_module("encoder", enc);
   transform_ = register_module("transform", torch::nn::Linear(arch.hidden, arch.hidden));
-  norm_ = register_module("norm", layer_norm(arch.hidden));
+  norm_ = register_module("norm", layer_norm(arch));
   decoder_bias_ = register_parameter("decoder_bias", torch::zeros({arch.vocab_size}));
   torch::NoGradGuard no_grad;
   transform_->weight.normal_(0.0, 0.02);

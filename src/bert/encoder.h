@@ -30,6 +30,12 @@ struct Architecture {
   double dropout = 0, attention_dropout = 0;
   std::int64_t bigram_buckets = 0;   // 0: no character-bigram embedding
   std::int64_t trigram_buckets = 0;  // 0: no character-trigram embedding
+  // Imported BERT checkpoints (Hugging Face) add these; their neutral values keep own bundles,
+  // written before the keys existed, loading unchanged.
+  std::int64_t positions = 0;        // rows of the position table; 0: max_len
+  std::int64_t type_vocab_size = 0;  // 0: no token-type table; else row 0 (segment A) is added
+  double layer_norm_eps = 1e-12;
+  bool pooler = true;                // the tanh pooler over [CLS]; an imported MLM encoder may lack it
 };
 
 // Hashed bucket of the `order` characters starting at each position; 0 where any of them is
@@ -65,11 +71,14 @@ class EncoderImpl : public torch::nn::Module {
   EncoderOutput forward(const torch::Tensor& ids, const torch::Tensor& key_valid,
                         bool keep_weights = false, bool cls_only = false);
   const Architecture& arch() const { return arch_; }
+  // Stops gradients to the embeddings (tables and their LayerNorm) and the first `layers`
+  // layers, so fine-tuning leaves them bit-identical and skips their backward pass.
+  void freeze(std::int64_t layers);
   torch::nn::Embedding token_embedding{nullptr};
 
  private:
   Architecture arch_;
-  torch::nn::Embedding position_embedding_{nullptr};
+  torch::nn::Embedding position_embedding_{nullptr}, token_type_embedding_{nullptr};
   torch::nn::Embedding bigram_embedding_{nullptr}, trigram_embedding_{nullptr};
   torch::nn::LayerNorm norm_{nullptr};
   FastDropout dropout_{nullptr};
@@ -79,11 +88,17 @@ TORCH_MODULE(Encoder);
 
 class ClassifierModelImpl : public torch::nn::Module {
  public:
+  // num_classes 0: an encoder without a classifier (an imported pretraining checkpoint),
+  // good for embeddings and attention but not for logits.
   ClassifierModelImpl(const Architecture& arch, std::int64_t num_classes,
                       std::shared_ptr<MaskRng> rng);
   // Logits (B, num_classes) from the [CLS] position.
   torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& key_valid);
   torch::Tensor head(const torch::Tensor& hidden);
+  // tanh(W cls + b) of the [CLS] vectors (B, hidden); needs has_pooler().
+  torch::Tensor pooled(const torch::Tensor& cls);
+  bool has_pooler() const { return !pooler_.is_empty(); }
+  bool has_classifier() const { return !classifier_.is_empty(); }
   Encoder encoder{nullptr};
 
  private:

@@ -12,6 +12,11 @@ class BertFamily final : public Family {
   std::unique_ptr<Classifier> make_classifier() const override { return bert::make_classifier(); }
   bool has_attention() const override { return true; }
   nlohmann::json pretrain(const PretrainRequest& request) const override { return pretrain_encoder_bundle(request); }
+  bool imports(const std::string& format) const override { return format == kHuggingFaceFormat; }
+  nlohmann::json import_checkpoint(const ImportRequest& request) const override {
+    if (!imports(request.format)) return Family::import_checkpoint(request);
+    return import_hf_bundle(request);
+  }
   // An encoder bundle is no classifier; Bundle::open has checked its payloads' checksums.
   void verify(const Bundle& bundle) const override {
     if (bundle.manifest().family != kEncoderFamily) Family::verify(bundle);

@@ -36,6 +36,7 @@ Optimiser::Optimiser(torch::nn::Module& module, double lr, double weight_decay) 
   const std::set<std::string> sparse_weights = sparse_gradient_weights(module);
   std::vector<torch::Tensor> decay, plain;
   for (auto& p : module.named_parameters()) {
+    if (!p.value().requires_grad()) continue;  // frozen: no step, no decay
     if (sparse_weights.count(p.key()) > 0) {
       sparse_.push_back({p.key(), p.value(), torch::zeros_like(p.value()), torch::zeros_like(p.value()),
                          decays(p.key()) ? weight_decay : 0.0});

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,10 @@ namespace newscls::bert {
 
 struct Options {
   Architecture arch;          // vocab_size filled in once the vocabulary exists
+  std::string tokenizer;      // "char" (own CharVocab) or "wordpiece" (an imported vocab.txt)
+  bool classifier{};          // false: an imported encoder without a head (embed/attention only)
+  int freeze_layers{};        // fine-tuning leaves the embeddings and this many layers unchanged
+  double pretrained_lr{};     // peak fine-tuning rate from a Hugging Face checkpoint (--init hf:)
   int vocab_min_count{};
   int vocab_max_size{};
   int batch_size{};
@@ -35,7 +40,7 @@ struct Options {
 nlohmann::json default_options_json();
 // Throws ConfigError naming the key.
 Options parse_options(const nlohmann::json& config);
-// Writes the architecture keys (layers, hidden, heads, ff, max_len) into a config.
+// Writes the architecture keys (layers, hidden, heads, ff, max_len, tables, eps...) into a config.
 void set_architecture(nlohmann::json& config, const Architecture& arch);
 
 }  // namespace newscls::bert

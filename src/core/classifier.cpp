@@ -21,4 +21,8 @@ void Classifier::dump_attention(const std::vector<std::string>&, std::size_t, co
   throw UsageError("model family '" + family() + "' has no attention weights to dump");
 }
 
+std::vector<Embedding> Classifier::embed(const std::vector<std::string>&) {
+  throw UsageError("model family '" + family() + "' has no encoder to embed titles with");
+}
+
 }  // namespace newscls

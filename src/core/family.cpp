@@ -8,6 +8,10 @@ nlohmann::json Family::pretrain(const PretrainRequest&) const {
   throw UsageError("model family '" + name() + "' has no encoder to pretrain");
 }
 
+nlohmann::json Family::import_checkpoint(const ImportRequest& request) const {
+  throw UsageError("model family '" + name() + "' cannot import " + request.format + " checkpoints");
+}
+
 // A bad config in a manifest is a fault of that file, not of the command line.
 void Family::verify(const Bundle& bundle) const {
   std::unique_ptr<Classifier> model = make_classifier();

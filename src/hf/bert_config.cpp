@@ -65,7 +65,6 @@ BertConfig read_bert_config(const std::string& path) {
   const json j = read_json_object(path);
   BertConfig c;
   c.model_type = get_string(j, "model_type", c.model_type, path);
-  if (c.model_type != "bert") refuse_key(path, "model_type", "is '" + c.model_type + "'; only 'bert' models can be read");
   c.vocab_size = positive_int(j, "vocab_size", c.vocab_size, path);
   c.hidden_size = positive_int(j, "hidden_size", c.hidden_size, path);
   c.num_hidden_layers = positive_int(j, "num_hidden_layers", c.num_hidden_layers, path);

@@ -55,7 +55,7 @@ TEST(HfConfig, WrongTypesAndValuesAreRefusedNamingFileAndKey) {
       {R"({"id2label": {"0": "a", "2": "b"}})", "'id2label'"},
       {R"({"id2label": {"0": "a", "1": 7}})", "'id2label'"},
       {R"({"id2label": {"0": "a", "1": "b"}, "label2id": {"a": 1, "b": 0}})", "'label2id'"},
-      {R"({"model_type": "roberta"})", "'model_type'"},
+      {R"({"model_type": 7})", "'model_type'"},
       {R"({"vocab_size": 99999999999999999999})", "'vocab_size'"},
       {R"({"position_embedding_type": "relative_key"})", "'position_embedding_type'"},
   };

@@ -1,0 +1,60 @@
+#include "newscls/encoder_workflow.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "newscls/atomic_file.h"
+#include "newscls/data.h"
+#include "newscls/error.h"
+#include "newscls/interrupt.h"
+#include "newscls/workflow.h"
+#include "newscls/registry.h"
+
+namespace newscls {
+
+nlohmann::json import_checkpoint(const ImportRequest& request) {
+  for (const std::string& name : known_families()) {
+    const Family& family = find_family(name);
+    if (family.imports(request.format)) return family.import_checkpoint(request);
+  }
+  throw UsageError("no model family imports " + request.format + " checkpoints");
+}
+
+namespace {
+
+void append_embedding(std::string& text, std::size_t index, const std::string& title, const Embedding& e) {
+  nlohmann::json j{{"index", index}, {"title", title}, {"cls", e.cls}};
+  if (!e.pooler.empty()) j["pooler"] = e.pooler;
+  text += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace
+
+std::size_t run_embed(const EmbedRequest& r) {
+  auto model = load_classifier(r.model_dir);
+  model->set_threads(r.threads > 0 ? r.threads : default_thread_count());
+  TitleReader reader(r.input);
+  AtomicOutputFile out(r.output);
+  constexpr std::size_t kBatch = 256;
+  std::vector<std::string> batch;
+  std::string title, text;
+  std::size_t total = 0;
+  for (bool more = true; more;) {
+    batch.clear();
+    while (batch.size() < kBatch && (more = reader.next(title))) batch.push_back(title);
+    if (batch.empty()) break;
+    check_interrupted();
+    const std::vector<Embedding> vectors = model->embed(batch);
+    text.clear();
+    for (std::size_t i = 0; i < batch.size(); ++i) append_embedding(text, total + i, batch[i], vectors[i]);
+    out.write(text);
+    total += batch.size();
+  }
+  out.commit();
+  spdlog::info("embedded {} titles from {}", total, reader.path());
+  return total;
+}
+
+}  // namespace newscls
