@@ -330,10 +330,10 @@ std::vector<Embedding> BertClassifier::embed(const std::vector<std::string>& tit
 std::unique_ptr<Classifier> make_classifier() { return std::make_unique<BertClassifier>(); }
 
 nlohmann::json import_hf_bundle(const ImportRequest& request) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch watch;
   BertClassifier model;
   nlohmann::json facts = model.import_hf(request.model_dir);
-  facts["import_seconds"] = seconds_since(start);
+  facts["import_seconds"] = watch.seconds();
   BundleWriter writer(request.out_dir);
   model.save(writer);
   Manifest manifest;
