@@ -252,10 +252,11 @@ EvalRun run_eval(const EvalRequest& r) {
     throw UsageError("--fit-calibration fits on dev only: use --split dev without --input");
   }
   const Bundle bundle = Bundle::open(r.model_dir);
+  auto model = r.uncalibrated || r.fit_calibration ? load_uncalibrated_classifier(bundle) : load_classifier(bundle);
+  model->predict_batch({});  // a bundle that cannot classify (an encoder) says why before any data is read
   const LabelSet labels = labels_for(bundle, r);
   const std::string path = r.input.empty() ? resolve_data_dir(r.data_dir).split(r.split) : r.input;
   const Dataset data = read_labeled_file(path, labels.size(), ReadOptions{r.skip_bad_lines});
-  auto model = r.uncalibrated || r.fit_calibration ? load_uncalibrated_classifier(bundle) : load_classifier(bundle);
   model->set_threads(r.threads > 0 ? r.threads : default_thread_count());
 
   EvalOptions options;

@@ -76,6 +76,8 @@ assert_contains "$dir/err" "train --model bert --init hf:$dir/hf-mlm"
 printf '%s\t0\n' "央行宣布下调存款准备金率" >"$dir/labelled.txt"
 expect_exit 1 "$dir/err" "$bin" eval --model-dir "$dir/mlm" --input "$dir/labelled.txt"
 assert_contains "$dir/err" "--init hf:"
+expect_exit 1 "$dir/err" "$bin" eval --model-dir "$dir/mlm" --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
+assert_contains "$dir/err" "--init hf:"
 "$bin" attention --model-dir "$dir/mlm" --input "$dir/three.txt" --out "$dir/attn-mlm" >/dev/null 2>&1 || fail "attention on the encoder"
 [[ -f "$dir/attn-mlm/2.npy" ]] || fail "no attention dump for the encoder"
 
