@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   newscls::app::setup_serve(app);
   newscls::app::setup_import_hf(app);
   newscls::app::setup_embed(app);
+  newscls::app::setup_compress(app);
   newscls::install_interrupt_handlers();
   try {
     app.parse(argc, argv);

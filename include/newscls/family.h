@@ -11,8 +11,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -39,6 +41,25 @@ struct ImportRequest {
   std::string out_dir;    // the bundle to write
 };
 
+// `newscls compress`: a smaller or faster bundle made from a trained one (compress_workflow.h
+// measures it beside the original afterwards).
+struct CompressRequest {
+  std::string method;                    // e.g. "prune", "quantize", "distill"
+  std::string model_dir;                 // the bundle to compress (for distillation, the teacher)
+  std::vector<std::string> overrides;    // the method's settings, key=value
+  const Dataset* train = nullptr;
+  const Dataset* dev = nullptr;
+  const LabelSet* labels = nullptr;
+  std::vector<std::string> unlabelled;   // extra titles without labels (distillation)
+  // Soft labels of the teachers (--teacher, any family; default the bundle itself): one row
+  // of probabilities per title, averaged over the teachers. Set by the workflow, which can load
+  // any family; a family cannot.
+  std::function<std::vector<std::vector<float>>(const std::vector<std::string>&)> teacher_probs;
+  std::uint64_t seed = 1;
+  int threads = 1;
+  std::string out_dir;                   // the new bundle, committed atomically
+};
+
 class Family {
  public:
   virtual ~Family() = default;
@@ -62,6 +83,13 @@ class Family {
   // Writes a bundle from a foreign checkpoint; returns facts for the manifest. The default
   // throws UsageError ("family X cannot import").
   virtual nlohmann::json import_checkpoint(const ImportRequest& request) const;
+  // The methods compress() accepts; empty when the family has none.
+  virtual std::vector<std::string> compress_methods() const { return {}; }
+  // Writes the compressed bundle to request.out_dir; returns facts for compression.json:
+  // "settings" (every setting used), "parameters_before" and "parameters_after", and any
+  // figures the method drew ("figures": file names inside out_dir). The default throws
+  // UsageError ("family X cannot be compressed").
+  virtual nlohmann::json compress(const CompressRequest& request) const;
   // Checks a bundle of this family (or of one of its kinds, "<name>-<kind>") as fully as
   // loading it would. The default loads it as a classifier.
   virtual void verify(const Bundle& bundle) const;

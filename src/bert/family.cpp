@@ -1,5 +1,6 @@
 // The bert family as the registry sees it.
 #include "bert/bert.h"
+#include "bert/compress.h"
 #include "newscls/family.h"
 
 namespace newscls::bert {
@@ -17,6 +18,8 @@ class BertFamily final : public Family {
     if (!imports(request.format)) return Family::import_checkpoint(request);
     return import_hf_bundle(request);
   }
+  std::vector<std::string> compress_methods() const override { return compress_method_names(); }
+  nlohmann::json compress(const CompressRequest& request) const override { return compress_bundle(request); }
   // An encoder bundle is no classifier; Bundle::open has checked its payloads' checksums.
   void verify(const Bundle& bundle) const override {
     if (bundle.manifest().family != kEncoderFamily) Family::verify(bundle);

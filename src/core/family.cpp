@@ -12,6 +12,10 @@ nlohmann::json Family::import_checkpoint(const ImportRequest& request) const {
   throw UsageError("model family '" + name() + "' cannot import " + request.format + " checkpoints");
 }
 
+nlohmann::json Family::compress(const CompressRequest& request) const {
+  throw UsageError("model family '" + name() + "' cannot be compressed (method " + request.method + ")");
+}
+
 // A bad config in a manifest is a fault of that file, not of the command line.
 void Family::verify(const Bundle& bundle) const {
   std::unique_ptr<Classifier> model = make_classifier();

@@ -1,0 +1,27 @@
+// `newscls compress` for bert bundles. Each method reads the bundle at request.model_dir and
+// commits a new bert bundle at request.out_dir that eval, predict, attention, embed and info
+// load like any other; it returns the facts Family::compress documents.
+//
+//   for (const CompressMethod& m : compress_methods()) ...
+//   nlohmann::json facts = compress_bundle(request);   // dispatches on request.method
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "newscls/family.h"
+
+namespace newscls::bert {
+
+struct CompressMethod {
+  const char* name;
+  nlohmann::json (*run)(const CompressRequest& request);
+};
+
+const std::vector<CompressMethod>& compress_methods();
+std::vector<std::string> compress_method_names();
+nlohmann::json compress_bundle(const CompressRequest& request);
+
+}  // namespace newscls::bert
