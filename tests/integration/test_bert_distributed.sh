@@ -35,6 +35,12 @@ diff=$(max_weight_diff "$dir/one" "$dir/two" >/dev/null; "$NEWSCLS_BIN" "${tiny[
   --out "$dir/half" >/dev/null 2>&1; max_weight_diff "$dir/one" "$dir/half")
 assert_eq True "$(python3 -c "print($diff > 1e-3)")" "batch 8 on one rank differs from batch 16 (got $diff)"
 
+# pretrain: 2 ranks, one encoder bundle written by rank 0.
+MASTER_PORT=$(free_port) "$launch" 2 pretrain --model bert --data "$dir/data" --threads 1 --set layers=1 \
+  --set hidden=32 --set heads=2 --set ff=64 --set max_len=32 --set batch_size=8 --set bigram_buckets=512 \
+  --set pretrain_epochs=1 --set pretrain_max_steps=10 --out "$dir/encoder" >/dev/null 2>"$dir/pretrain.err"
+assert_eq "10 2" "$(json_get "$dir/encoder/manifest.json" "j['training']['pretrain_steps'], j['training']['world_size']" | tr -d '(),')" "pretrain steps and world size"
+
 expect_exit 2 "$dir/refuse.err" env WORLD_SIZE=2 RANK=0 "$NEWSCLS_BIN" train --model fasttext --data "$dir/data" \
   --out "$dir/ft"
 assert_contains "$dir/refuse.err" "cannot train distributed"

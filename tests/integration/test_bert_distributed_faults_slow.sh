@@ -2,7 +2,8 @@
 # Faults of a 2-rank bert training on loopback: a rank killed with SIGKILL mid-epoch makes the
 # other exit non-zero within the timeout naming the lost rank, and no bundle is written;
 # restarting both ranks with --resume continues from the last checkpoint and ends with the
-# weights of a run never interrupted. Killing rank 0 (the store's host) stops rank 1 naming it. A rank whose peer never comes names it after the timeout.
+# weights of a run never interrupted. Killing rank 0 (the store's host) stops rank 1 naming it;
+# SIGINT to one rank stops both. A rank whose peer never comes names it after the timeout.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/dist_lib.sh"
 dir=$(scratch)
@@ -57,6 +58,24 @@ killed_at=$SECONDS
 wait "$pid1" && fail "rank 1 finished although rank 0 was killed"
 ((SECONDS - killed_at <= timeout_s + 5)) || fail "rank 1 took $((SECONDS - killed_at)) s to stop"
 assert_contains "$dir/root1.err" "lost rank 0"
+
+# SIGINT to rank 1 alone: both ranks stop after the same step as interrupted (exit 130).
+port=$(free_port)
+WORLD_SIZE=2 RANK=0 MASTER_PORT=$port "$NEWSCLS_BIN" "${args[@]}" --out "$dir/int" >/dev/null 2>"$dir/int0.err" &
+pid0=$!
+WORLD_SIZE=2 RANK=1 MASTER_PORT=$port "$NEWSCLS_BIN" "${args[@]}" --out "$dir/int" >/dev/null 2>"$dir/int1.err" &
+pid1=$!
+for _ in $(seq 1 1200); do grep -q "joined" "$dir/int1.err" 2>/dev/null && break; sleep 0.05; done
+sleep 1
+kill -INT "$pid1"
+set +e
+wait "$pid0"
+code0=$?
+wait "$pid1"
+code1=$?
+set -e
+assert_eq "130 130" "$code0 $code1" "exit codes of both ranks after SIGINT to rank 1"
+assert_contains "$dir/int0.err" "interrupted"
 
 # Rank 1 alone: rank 0 never opens the store.
 set +e
