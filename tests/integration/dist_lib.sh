@@ -37,3 +37,15 @@ for name in a:
 print(f"{worst:.3g}")
 PY
 }
+
+# tiny_setup: a scratch dir with a 400-title slice; sets dir, launch (train_distributed.sh) and
+# tiny (a 20-step train command line of a tiny bert with dropout off and a 512-row bigram table).
+tiny_setup() {
+  dir=$(scratch)
+  make_slice "$dir/data" 400 100
+  launch="$NEWSCLS_SOURCE_DIR/scripts/train_distributed.sh"
+  export NEWSCLS_BIN NEWSCLS_DIST_LOGS="$dir/logs"
+  tiny=(train --model bert --data "$dir/data" --threads 1 --seed 5 --set layers=1 --set hidden=32
+        --set heads=2 --set ff=64 --set max_len=32 --set dropout=0 --set attention_dropout=0
+        --set bigram_buckets=512 --set pretrain_epochs=0 --set epochs=1 --set max_steps=20 --set calibrate=false)
+}
