@@ -266,6 +266,7 @@ nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng
   const std::int64_t total =
       total_steps(lengths.size(), static_cast<int>(global_batch), o.pretrain_epochs, o.pretrain_max_steps);
   std::mt19937_64 mask_gen(rank_seed(mix_seed(job.seed, 3, 0), job.comm));
+  if (job.comm != nullptr) job.comm->check_same(total, "the number of pretraining steps (same data and settings?)");
   Progress bar("pretrain", static_cast<std::size_t>(total));
   std::int64_t step = 0;
   double seconds = 0, ema_loss = 0;
@@ -402,7 +403,10 @@ nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& 
                          const Options& o, const FineTuneJob& job) {
   FineTuneRun r(std::move(model), o, job);
   FineTuneState& s = r.s;
-  if (job.comm != nullptr) job.comm->broadcast(r.live);
+  if (job.comm != nullptr) {
+    job.comm->check_same(r.total, "the number of optimiser steps (same data and settings?)");
+    job.comm->broadcast(r.live);
+  }
   const bool checkpoints = !job.checkpoint_dir.empty();
   if (checkpoints && job.resume && read_checkpoint(job.checkpoint_dir, s, r.live, r.best, r.optimizer)) {
     spdlog::info("resuming fine-tuning at epoch {} (step {})", s.next_epoch + 1, s.step);
