@@ -60,9 +60,12 @@ c10::intrusive_ptr<c10d::TCPStore> open_store(const DistributedSettings& s, bool
   try {
     return c10::make_intrusive<c10d::TCPStore>(s.master_addr, o);
   } catch (const std::exception& e) {
-    throw_distributed(fmt::format("rank {} cannot {} the store at {}:{} within {} s (is rank 0 running?): {}", s.rank,
-                                  server ? "open" : "reach", s.master_addr, s.master_port, s.timeout_s,
-                                  first_line(e.what())));
+    if (server) {
+      throw_distributed(fmt::format("rank 0 cannot open the store on port {} (MASTER_PORT): {}", s.master_port,
+                                    first_line(e.what())));
+    }
+    throw_distributed(fmt::format("rank {} cannot reach the store at {}:{} within {} s (is rank 0 running?): {}",
+                                  s.rank, s.master_addr, s.master_port, s.timeout_s, first_line(e.what())));
   }
 }
 
@@ -102,12 +105,16 @@ struct Collective::Group {
     store = open_store(s, s.rank == 0);
     store->set(joined_key(s.rank), {1});
     wait_for_ranks();
-    beat_store = open_store(s, false);
-    beat_thread = std::thread([this] { beat(); });
     auto options = c10d::ProcessGroupGloo::Options::create(seconds(s.timeout_s));
-    options->devices.push_back(gloo_device(s.master_addr));
-    options->threads = 1;
-    group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, s.rank, s.world_size, options);
+    try {
+      options->devices.push_back(gloo_device(s.master_addr));
+      options->threads = 1;
+      group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, s.rank, s.world_size, options);
+    } catch (const std::exception& e) {
+      throw_distributed(fmt::format("rank {} cannot connect to the other ranks: {}", s.rank, first_line(e.what())));
+    }
+    beat_store = open_store(s, false);
+    beat_thread = std::thread([this] { beat(); });  // last: nothing after it may throw
     spdlog::info("distributed: rank {} of {} joined through {}:{}", s.rank, s.world_size, s.master_addr,
                  s.master_port);
   }
@@ -138,14 +145,14 @@ struct Collective::Group {
   }
 
   void beat() {
-    std::unique_lock<std::mutex> lock(mutex);
-    while (!stopping) {
+    for (;;) {
       try {
         beat_store->add(beat_key(settings.rank), 1);
       } catch (const std::exception&) {
         return;  // the store (rank 0) is gone; the collectives report it
       }
-      wake.wait_for(lock, kBeatPeriod, [this] { return stopping; });
+      std::unique_lock<std::mutex> lock(mutex);
+      if (wake.wait_for(lock, kBeatPeriod, [this] { return stopping; })) return;
     }
   }
 
