@@ -9,6 +9,8 @@ packages=(
   libgtest-dev libgmock-dev libcurl4-openssl-dev libsqlite3-dev libutf8proc-dev
   # `newscls serve`: cpp-httplib, built by Debian as a shared library (with OpenSSL, zlib, Brotli).
   libcpp-httplib-dev
+  # Distributed bert training: LibTorch's c10d links libgloo; its headers come from here.
+  libgloo-dev
   # LibTorch uses the system BLAS; OpenBLAS is about 10x faster than the reference BLAS.
   libopenblas0-pthread
   # Tests: /usr/bin/time measures peak memory (test_hostile_predict_memory_slow), strace

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "common_options.h"
 #include "newscls/data.h"
+#include "newscls/error.h"
 #include "newscls/workflow.h"
 
 namespace newscls::app {
@@ -17,10 +18,15 @@ struct PretrainOptions {
   std::uint64_t seed = 1;
   int threads = 0;
   bool skip_bad_lines = false;
+  DistributedSettings distributed;
 };
 
 void run_pretrain(const PretrainOptions& o) {
   const Family& family = find_family(o.family);
+  if (o.distributed.enabled() && !family.trains_distributed()) {
+    throw UsageError("family '" + o.family + "' cannot pretrain distributed (WORLD_SIZE " +
+                     std::to_string(o.distributed.world_size) + "); run it as one process (WORLD_SIZE=1)");
+  }
   const DataLayout layout = resolve_data_dir(o.data_dir);
   const LabelSet labels = read_class_file(layout.classes());
   const Dataset train = read_labeled_file(layout.train(), labels.size(), ReadOptions{o.skip_bad_lines});
@@ -31,8 +37,14 @@ void run_pretrain(const PretrainOptions& o) {
   request.seed = o.seed;
   request.threads = o.threads > 0 ? o.threads : default_thread_count();
   request.out_dir = o.out_dir.empty() ? "runs/" + o.family + "-encoder" : o.out_dir;
+  request.distributed = o.distributed;
   spdlog::info("pretraining a {} encoder on {} titles of {}", o.family, train.size(), layout.train());
   const nlohmann::json facts = family.pretrain(request);
+  if (o.distributed.rank != 0) {
+    std::printf("rank %d of %d done (rank 0 writes %s)\n", o.distributed.rank, o.distributed.world_size,
+                request.out_dir.c_str());
+    return;
+  }
   std::printf("encoder bundle %s: %lld steps, mlm loss %.4f, %.0f titles/s\n", request.out_dir.c_str(),
               facts.value("pretrain_steps", 0LL), facts.value("pretrain_mlm_loss", 0.0),
               facts.value("pretrain_titles_per_s", 0.0));
@@ -54,6 +66,7 @@ void setup_pretrain(CLI::App& app) {
   add_seed_option(*cmd, o->seed);
   add_threads_option(*cmd, o->threads);
   add_skip_bad_lines_option(*cmd, o->skip_bad_lines);
+  add_distributed_options(*cmd, o->distributed);
   cmd->callback([o] { run_pretrain(*o); });
 }
 

@@ -26,8 +26,14 @@ void setup_train(CLI::App& app) {
   cmd->add_option("--device", request->device, "cpu or cuda (bert)")
       ->capture_default_str()
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  add_distributed_options(*cmd, request->distributed);
   cmd->callback([request] {
     const TrainOutcome outcome = train_model(*request);
+    if (!outcome.wrote_bundle) {
+      std::printf("rank %d of %d done (rank 0 writes %s)\n", request->distributed.rank,
+                  request->distributed.world_size, outcome.out_dir.c_str());
+      return;
+    }
     std::printf("%s on test (bundle %s)\n%s", request->family.c_str(), outcome.out_dir.c_str(),
                 format_metrics_table(outcome.test_metrics).c_str());
   });

@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "newscls/classifier.h"
+
 namespace newscls::app {
 
 void add_data_option(CLI::App& cmd, std::string& data_dir);
@@ -13,5 +15,8 @@ void add_seed_option(CLI::App& cmd, std::uint64_t& seed);
 void add_threads_option(CLI::App& cmd, int& threads);
 void add_skip_bad_lines_option(CLI::App& cmd, bool& skip);
 void add_model_dir_option(CLI::App& cmd, std::string& model_dir);
+// --world-size, --rank, --master-addr, --master-port, --dist-timeout, each defaulting to
+// torchrun's environment variable (WORLD_SIZE, RANK, MASTER_ADDR, MASTER_PORT).
+void add_distributed_options(CLI::App& cmd, DistributedSettings& d);
 
 }  // namespace newscls::app

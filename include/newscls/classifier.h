@@ -41,6 +41,18 @@ struct Embedding {
   std::vector<float> pooler;  // the tanh pooler's output; empty where the model has none
 };
 
+// Data-parallel training over several processes (torchrun's WORLD_SIZE, RANK, MASTER_ADDR,
+// MASTER_PORT). world_size 1 is an ordinary run; a family that cannot spread its training
+// refuses more (Family::trains_distributed).
+struct DistributedSettings {
+  int world_size = 1;
+  int rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  int timeout_s = 300;            // a rank silent this long is reported lost
+  bool enabled() const { return world_size > 1; }
+};
+
 struct TrainContext {
   const Dataset* train = nullptr;
   const Dataset* dev = nullptr;
@@ -52,6 +64,7 @@ struct TrainContext {
   bool resume = false;
   std::string init_dir;           // e.g. a pretrained encoder (bert --init DIR or hf:DIR)
   std::string device = "cpu";
+  DistributedSettings distributed;
 };
 
 class Classifier {

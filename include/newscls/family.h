@@ -32,6 +32,7 @@ struct PretrainRequest {
   std::uint64_t seed = 1;
   int threads = 1;
   std::string out_dir;
+  DistributedSettings distributed;  // rank 0 writes the bundle
 };
 
 // `newscls import-hf`: a checkpoint of another framework turned into a bundle.
@@ -75,6 +76,8 @@ class Family {
   virtual std::string unavailable_reason(const nlohmann::json& config) const { return {}; }
   // Whether its classifiers implement Classifier::dump_attention.
   virtual bool has_attention() const { return false; }
+  // Whether train (and pretrain) accept DistributedSettings with world_size > 1.
+  virtual bool trains_distributed() const { return false; }
 
   // Pretrains an encoder bundle; families without an encoder throw UsageError.
   virtual nlohmann::json pretrain(const PretrainRequest& request) const;

@@ -41,12 +41,14 @@ struct TrainRequest {
   bool resume = false;
   std::string init_dir;
   std::string device = "cpu";
+  DistributedSettings distributed;  // ranks other than 0 train but write no bundle
 };
 
 struct TrainOutcome {
   std::string out_dir;
   Metrics test_metrics;
   nlohmann::json metrics_json;
+  bool wrote_bundle = true;         // false on a distributed rank other than 0
 };
 
 // Builds the effective config of a family: defaults, then the file, then the overrides.

@@ -90,7 +90,7 @@ class BertClassifier final : public Classifier {
   void require_model() const {
     if (!model_) throw UsageError("bert model is neither trained nor loaded");
   }
-  nlohmann::json prepare_encoder(const TrainContext& ctx);
+  nlohmann::json prepare_encoder(const TrainContext& ctx, Collective* comm);
 
   nlohmann::json config_ = strip_docs(default_options_json());
   Options options_ = parse_options(config_);
@@ -155,7 +155,7 @@ nlohmann::json BertClassifier::import_hf(const std::string& dir) {
 
 // Vocabulary and encoder weights: from --init, from a finished pretraining phase of an
 // interrupted run, or by pretraining now (pretrain_epochs > 0), else random.
-nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx) {
+nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx, Collective* comm) {
   const auto num_classes = static_cast<std::int64_t>(ctx.labels->size());
   if (ctx.init_dir.rfind(kHfPrefix, 0) == 0) return init_from_hf(ctx.init_dir.substr(3), num_classes);
   if (!ctx.init_dir.empty()) {
@@ -185,8 +185,8 @@ nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx) {
     return {{"pretrain_resumed", true}};
   }
   Encoded titles = encode_all(*vocab_, ctx.train->titles, options_.arch.max_len);
-  nlohmann::json facts = pretrain_mlm(model_->encoder, rng_, options_, {&titles, vocab_->size(), ctx.seed});
-  if (!saved.empty()) save_tensors(saved, named_state(*model_->encoder));
+  nlohmann::json facts = pretrain_mlm(model_->encoder, rng_, options_, {&titles, vocab_->size(), ctx.seed, comm});
+  if (!saved.empty() && comm->is_root()) save_tensors(saved, named_state(*model_->encoder));
   return facts;
 }
 
@@ -201,7 +201,8 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   rng_->reseed(ctx.seed);
   label_names_ = ctx.labels->names;
   if (!ctx.work_dir.empty()) make_directories(ctx.work_dir);
-  nlohmann::json facts = prepare_encoder(ctx);
+  Collective comm(ctx.distributed);
+  nlohmann::json facts = prepare_encoder(ctx, &comm);
   Options tuning = options_;
   if (ctx.init_dir.rfind(kHfPrefix, 0) == 0) tuning.lr = options_.pretrained_lr;
   // Checked once the architecture is known (--init hf: brings its own layer count).
@@ -223,6 +224,7 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   job.seed = ctx.seed;
   job.checkpoint_dir = ctx.work_dir;
   job.resume = ctx.resume;
+  job.comm = &comm;
   facts.update(fine_tune(model_, rng_, tuning, job));
   facts["vocab_size"] = vocab_->size();
   facts["parameters"] = [&] {
@@ -362,10 +364,14 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   Encoder encoder(options.arch, rng);
   init_bert_weights(*encoder);
   Encoded titles = encode_all(vocab, request.train->titles, options.arch.max_len);
-  nlohmann::json facts = pretrain_mlm(encoder, rng, options, {&titles, vocab.size(), request.seed});
+  Collective comm(request.distributed);
+  nlohmann::json facts = pretrain_mlm(encoder, rng, options, {&titles, vocab.size(), request.seed, &comm});
   facts["vocab_size"] = vocab.size();
   facts["threads"] = at::get_num_threads();
   facts["train_seconds"] = watch.seconds();
+  facts["world_size"] = comm.world_size();
+  comm.barrier();
+  if (!comm.is_root()) return facts;  // rank 0 writes the bundle
 
   BundleWriter writer(request.out_dir);
   vocab.save(writer.payload_path(kVocabPayload));

@@ -88,6 +88,46 @@ MaskedBatch mask_tokens(const Batch& batch, double mask_prob, std::int64_t vocab
   return out;
 }
 
+int world_of(const Collective* comm) { return comm != nullptr ? comm->world_size() : 1; }
+bool distributed(const Collective* comm) { return comm != nullptr && comm->active(); }
+bool is_root(const Collective* comm) { return comm == nullptr || comm->is_root(); }
+
+// Dropout and masking differ between ranks; rank 0 draws what a single process draws.
+std::uint64_t rank_seed(std::uint64_t seed, const Collective* comm) {
+  return comm == nullptr ? seed : seed ^ (static_cast<std::uint64_t>(comm->rank()) * 0xA24BAED4963EE407ULL);
+}
+
+// Zeroes the gradients, runs loss_of on this rank's shard of a global batch and leaves every
+// rank with the gradient of the whole batch; returns the batch's mean loss. A rank with an
+// empty shard contributes nothing. All ranks stop together when one was interrupted.
+template <typename LossOf>
+double shard_backward(Optimiser& optimizer, torch::nn::Module& module, Collective* comm,
+                      const std::vector<std::size_t>& global_rows, LossOf loss_of) {
+  optimizer.zero_grad();
+  const std::vector<std::size_t> rows =
+      distributed(comm) ? shard_rows(global_rows, comm->rank(), comm->world_size()) : global_rows;
+  double loss = 0;
+  if (!rows.empty()) {
+    torch::Tensor l = loss_of(rows);
+    l.backward();
+    loss = l.item<double>();
+  }
+  if (distributed(comm)) {
+    const double weight = static_cast<double>(rows.size()) / static_cast<double>(global_rows.size());
+    if (comm->reduce_gradients(module, weight, loss)) throw InterruptedError();
+  } else {
+    check_interrupted();
+  }
+  return loss;
+}
+
+nlohmann::json distributed_facts(const Collective* comm, double step_seconds) {
+  if (!distributed(comm)) return nlohmann::json::object();
+  nlohmann::json facts = comm->facts();
+  facts["reduce_share"] = step_seconds > 0 ? comm->reduce_seconds() / step_seconds : 0.0;
+  return facts;
+}
+
 std::string step_text(double loss, std::size_t titles, double seconds) {
   return fmt::format("loss {:.4f}  {:.0f} titles/s", loss, seconds > 0 ? titles / seconds : 0.0);
 }
@@ -219,33 +259,33 @@ nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng
                             const Options& o, const PretrainJob& job) {
   MlmModel mlm(encoder, rng);
   mlm->train();
+  if (job.comm != nullptr) job.comm->broadcast(named_state(*mlm));
   Optimiser optimizer(*mlm, o.pretrain_lr, o.weight_decay);
   const std::vector<std::size_t> lengths = lengths_of(*job.titles);
+  const std::size_t global_batch = static_cast<std::size_t>(o.batch_size) * world_of(job.comm);
   const std::int64_t total =
-      total_steps(lengths.size(), o.batch_size, o.pretrain_epochs, o.pretrain_max_steps);
-  std::mt19937_64 mask_gen(mix_seed(job.seed, 3, 0));
+      total_steps(lengths.size(), static_cast<int>(global_batch), o.pretrain_epochs, o.pretrain_max_steps);
+  std::mt19937_64 mask_gen(rank_seed(mix_seed(job.seed, 3, 0), job.comm));
+  if (job.comm != nullptr) job.comm->check_same(total, "the number of pretraining steps (same data and settings?)");
   Progress bar("pretrain", static_cast<std::size_t>(total));
   std::int64_t step = 0;
   double seconds = 0, ema_loss = 0;
   std::size_t titles = 0;
   for (int epoch = 0; epoch < o.pretrain_epochs && step < total; ++epoch) {
-    rng->reseed(mix_seed(job.seed, 1, epoch));
-    std::mt19937_64 shuffle(mix_seed(job.seed, 2, epoch));
-    for (const auto& rows : bucket_batches(lengths, o.batch_size, &shuffle)) {
+    rng->reseed(rank_seed(mix_seed(job.seed, 1, epoch), job.comm));
+    std::mt19937_64 shuffle(mix_seed(job.seed, 2, epoch));  // the same global batches on every rank
+    for (const auto& rows : bucket_batches(lengths, global_batch, &shuffle)) {
       if (step >= total) break;
-      check_interrupted();
       const Stopwatch watch;
-      Batch batch = make_batch(*job.titles, rows, nullptr);
-      MaskedBatch mb = mask_tokens(batch, o.mask_prob, job.vocab_size, mask_gen);
-      torch::Tensor logits = mlm(mb.inputs, batch.key_valid, mb.positions);
-      torch::Tensor loss = torch::cross_entropy_loss(logits, mb.targets);
-      optimizer.zero_grad();
-      loss.backward();
+      const double l = shard_backward(optimizer, *mlm, job.comm, rows, [&](const std::vector<std::size_t>& mine) {
+        Batch batch = make_batch(*job.titles, mine, nullptr);
+        MaskedBatch mb = mask_tokens(batch, o.mask_prob, job.vocab_size, mask_gen);
+        return torch::cross_entropy_loss(mlm(mb.inputs, batch.key_valid, mb.positions), mb.targets);
+      });
       optimiser_step(optimizer, o, o.pretrain_lr, step, total);
       ++step;
       seconds += watch.seconds();
       titles += rows.size();
-      const double l = loss.item<double>();
       ema_loss = step == 1 ? l : 0.98 * ema_loss + 0.02 * l;
       bar.advance(1, step_text(ema_loss, titles, seconds));
     }
@@ -254,10 +294,12 @@ nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng
   encoder->eval();
   spdlog::info("pretrain: {} steps, mlm loss {:.4f}, {:.0f} titles/s", step, ema_loss,
                seconds > 0 ? titles / seconds : 0.0);
-  return {{"pretrain_steps", step},
-          {"pretrain_mlm_loss", ema_loss},
-          {"pretrain_seconds", seconds},
-          {"pretrain_titles_per_s", seconds > 0 ? titles / seconds : 0.0}};
+  nlohmann::json facts = {{"pretrain_steps", step},
+                          {"pretrain_mlm_loss", ema_loss},
+                          {"pretrain_seconds", seconds},
+                          {"pretrain_titles_per_s", seconds > 0 ? titles / seconds : 0.0}};
+  if (distributed(job.comm)) facts["pretrain_distributed"] = distributed_facts(job.comm, seconds);
+  return facts;
 }
 
 bool has_checkpoint(const std::string& work_dir) {
@@ -273,7 +315,8 @@ struct FineTuneRun {
         o(options),
         job(j),
         lengths(lengths_of(*j.train)),
-        total(total_steps(lengths.size(), options.batch_size, options.epochs, options.max_steps)),
+        global_batch(static_cast<std::size_t>(options.batch_size) * world_of(j.comm)),
+        total(total_steps(lengths.size(), static_cast<int>(global_batch), options.epochs, options.max_steps)),
         optimizer(*model, options.lr, options.weight_decay),
         live(named_state(*model)),
         best(clone_state(live)) {}
@@ -282,6 +325,7 @@ struct FineTuneRun {
   const Options& o;
   const FineTuneJob& job;
   std::vector<std::size_t> lengths;
+  std::size_t global_batch;  // batch_size per rank x ranks
   std::int64_t total;
   Optimiser optimizer;
   NamedTensors live, best;
@@ -293,27 +337,25 @@ void fine_tune_step(FineTuneRun& r, const std::vector<std::size_t>& rows, Progre
   FineTuneState& s = r.s;
   const Stopwatch watch;
   const std::clock_t cpu_start = std::clock();
-  Batch batch = make_batch(*r.job.train, rows, r.job.train_labels);
-  torch::Tensor loss = torch::cross_entropy_loss(r.model(batch.ids, batch.key_valid), batch.labels);
-  r.optimizer.zero_grad();
-  loss.backward();
+  const double l = shard_backward(r.optimizer, *r.model, r.job.comm, rows, [&](const std::vector<std::size_t>& mine) {
+    Batch batch = make_batch(*r.job.train, mine, r.job.train_labels);
+    return torch::cross_entropy_loss(r.model(batch.ids, batch.key_valid), batch.labels);
+  });
   optimiser_step(r.optimizer, r.o, r.o.lr, s.step, r.total);
   ++s.step;
   s.train_seconds += watch.seconds();
   s.cpu_seconds += static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
   s.train_titles += rows.size();
-  const double l = loss.item<double>();
   r.ema_loss = r.ema_loss == 0 ? l : 0.98 * r.ema_loss + 0.02 * l;
   bar.advance(1, step_text(r.ema_loss, s.train_titles, s.train_seconds));
 }
 
 void fine_tune_epoch(FineTuneRun& r, const std::shared_ptr<MaskRng>& rng, int epoch, Progress& bar) {
   r.model->train();
-  rng->reseed(mix_seed(r.job.seed, 4, epoch));
-  std::mt19937_64 shuffle(mix_seed(r.job.seed, 5, epoch));
-  for (const auto& rows : bucket_batches(r.lengths, r.o.batch_size, &shuffle)) {
+  rng->reseed(rank_seed(mix_seed(r.job.seed, 4, epoch), r.job.comm));
+  std::mt19937_64 shuffle(mix_seed(r.job.seed, 5, epoch));  // the same global batches on every rank
+  for (const auto& rows : bucket_batches(r.lengths, r.global_batch, &shuffle)) {
     if (r.s.step >= r.total) break;
-    check_interrupted();
     fine_tune_step(r, rows, bar);
   }
 }
@@ -323,7 +365,9 @@ void end_fine_tune_epoch(FineTuneRun& r, int epoch, bool use_dev) {
   FineTuneState& s = r.s;
   nlohmann::json record = {{"epoch", epoch + 1}, {"step", s.step}, {"train_loss", r.ema_loss}};
   if (use_dev) {
-    const double f1 = dev_macro_f1(r.model, r.job, r.o.predict_batch_size);
+    // Rank 0 scores dev; every rank takes its score, so all keep the same best weights and stop together.
+    const double own = is_root(r.job.comm) ? dev_macro_f1(r.model, r.job, r.o.predict_batch_size) : 0.0;
+    const double f1 = r.job.comm != nullptr ? r.job.comm->broadcast(std::vector<double>{own})[0] : own;
     record["dev_macro_f1"] = f1;
     if (f1 > s.best_f1) {
       s.best_f1 = f1;
@@ -339,7 +383,7 @@ void end_fine_tune_epoch(FineTuneRun& r, int epoch, bool use_dev) {
   s.next_epoch = epoch + 1;
 }
 
-nlohmann::json fine_tune_facts(const FineTuneState& s) {
+nlohmann::json fine_tune_facts(const FineTuneState& s, const Collective* comm) {
   const double rate = s.train_seconds > 0 ? s.train_titles / s.train_seconds : 0.0;
   return {{"steps", s.step},
           {"epochs_run", s.next_epoch},
@@ -348,7 +392,9 @@ nlohmann::json fine_tune_facts(const FineTuneState& s) {
           {"history", s.history},
           {"train_step_seconds", s.train_seconds},
           {"train_titles_per_s", rate},
-          {"train_titles_per_cpu_s", s.cpu_seconds > 0 ? s.train_titles / s.cpu_seconds : 0.0}};
+          {"train_titles_per_cpu_s", s.cpu_seconds > 0 ? s.train_titles / s.cpu_seconds : 0.0},
+          {"world_size", world_of(comm)},
+          {"distributed", distributed_facts(comm, s.train_seconds)}};
 }
 
 }  // namespace
@@ -357,22 +403,29 @@ nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& 
                          const Options& o, const FineTuneJob& job) {
   FineTuneRun r(std::move(model), o, job);
   FineTuneState& s = r.s;
+  if (job.comm != nullptr) {
+    job.comm->check_same(r.total, "the number of optimiser steps (same data and settings?)");
+    job.comm->broadcast(r.live);
+  }
   const bool checkpoints = !job.checkpoint_dir.empty();
   if (checkpoints && job.resume && read_checkpoint(job.checkpoint_dir, s, r.live, r.best, r.optimizer)) {
     spdlog::info("resuming fine-tuning at epoch {} (step {})", s.next_epoch + 1, s.step);
   }
+  // Every rank reads the checkpoint from work_dir (shared, or copied to each machine).
+  if (job.comm != nullptr) job.comm->check_same(s.step, "the step to resume from (each needs <out>.work/bert_checkpoint)");
   const bool use_dev = job.dev != nullptr && !job.dev->empty();
   Progress bar("fine-tune", static_cast<std::size_t>(r.total));
   if (s.step > 0) bar.advance(static_cast<std::size_t>(s.step));
   for (int epoch = s.next_epoch; epoch < o.epochs && s.step < r.total && !s.stopped; ++epoch) {
     fine_tune_epoch(r, rng, epoch, bar);
     end_fine_tune_epoch(r, epoch, use_dev);
-    if (checkpoints) write_checkpoint(job.checkpoint_dir, s, r.live, r.best, r.optimizer);
+    if (checkpoints && is_root(job.comm)) write_checkpoint(job.checkpoint_dir, s, r.live, r.best, r.optimizer);
   }
+  if (job.comm != nullptr) job.comm->barrier();  // no rank leaves while another still trains
   bar.finish();
   if (use_dev && s.best_f1 >= 0) copy_state(r.best, r.live);
   r.model->eval();
-  return fine_tune_facts(s);
+  return fine_tune_facts(s, job.comm);
 }
 
 torch::Tensor predict_probs(ClassifierModel model, const Encoded& titles, int batch_size) {

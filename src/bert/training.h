@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "bert/distributed.h"
 #include "bert/encoder.h"
 #include "bert/settings.h"
 #include "newscls/data.h"
@@ -26,10 +27,14 @@ using Encoded = std::vector<std::vector<std::int64_t>>;
 // Learning rate at optimiser step `step` (0-based) of `total`.
 double scheduled_lr(std::int64_t step, std::int64_t total, double peak, double warmup_fraction);
 
+// With a Collective of several ranks, batch_size is per rank: each optimiser step trains on
+// a global batch of batch_size x world_size titles, each rank on its shard (shard_rows), and
+// rank 0 alone evaluates dev and writes checkpoints.
 struct PretrainJob {
   const Encoded* titles = nullptr;
   std::int64_t vocab_size = 0;
   std::uint64_t seed = 1;
+  Collective* comm = nullptr;                   // null: one process
 };
 
 // Trains encoder in place with masked-language modelling; returns facts for metrics.json.
@@ -45,6 +50,7 @@ struct FineTuneJob {
   std::uint64_t seed = 1;
   std::string checkpoint_dir;                   // "" = no checkpoints
   bool resume = false;
+  Collective* comm = nullptr;                   // null: one process
 };
 
 nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& rng,

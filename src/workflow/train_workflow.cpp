@@ -62,6 +62,7 @@ TrainContext context_for(const TrainRequest& request, const Splits& splits, cons
   ctx.resume = request.resume;
   ctx.init_dir = request.init_dir;
   ctx.device = request.device;
+  ctx.distributed = request.distributed;
   return ctx;
 }
 
@@ -117,9 +118,22 @@ std::unique_ptr<Classifier> calibrate_on_dev(std::unique_ptr<Classifier> model, 
   return with_temperature(std::move(model), t);
 }
 
+void check_distributed(const TrainRequest& request) {
+  const DistributedSettings& d = request.distributed;
+  if (!d.enabled()) return;
+  if (!find_family(request.family).trains_distributed()) {
+    throw UsageError("family '" + request.family + "' cannot train distributed (WORLD_SIZE " +
+                     std::to_string(d.world_size) + "); run it as one process (WORLD_SIZE=1)");
+  }
+  if (d.rank < 0 || d.rank >= d.world_size) {
+    throw UsageError("RANK " + std::to_string(d.rank) + " is outside 0.." + std::to_string(d.world_size - 1));
+  }
+}
+
 }  // namespace
 
 TrainOutcome train_model(const TrainRequest& request) {
+  check_distributed(request);
   const std::string out_dir = request.out_dir.empty() ? "runs/" + request.family : request.out_dir;
   const CalibrateSetting calibrate = calibrate_setting(request.overrides);
   auto model = make_classifier(request.family);
@@ -128,6 +142,12 @@ TrainOutcome train_model(const TrainRequest& request) {
   const int threads = request.threads > 0 ? request.threads : default_thread_count();
   model->set_threads(threads);
   nlohmann::json facts = timed_train(*model, context_for(request, splits, out_dir, threads));
+  if (request.distributed.rank != 0) {  // rank 0 evaluates and writes the bundle
+    spdlog::info("rank {} done; rank 0 writes the bundle {}", request.distributed.rank, out_dir);
+    TrainOutcome outcome{out_dir, {}, {{"training", facts}}};
+    outcome.wrote_bundle = false;
+    return outcome;
+  }
   if (wants_calibration(calibrate, *model, facts)) model = calibrate_on_dev(std::move(model), splits, request, facts);
   spdlog::info("trained in {:.1f} s; evaluating on {}", facts["train_seconds"].get<double>(), splits.test.path);
 

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Data-parallel bert through the real binary on loopback: 2 ranks with batch B each end with the
+# same weights as 1 process with batch 2B (20 steps, dropout off, a sparse bigram table, its
+# rows all-gathered); the bundle records the world size; a family that cannot train distributed
+# refuses. The dense sparse exchange and pretrain: test_bert_distributed_modes_slow.sh; faults:
+# test_bert_distributed_faults_slow.sh.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/dist_lib.sh"
+tiny_setup
+
+"$NEWSCLS_BIN" "${tiny[@]}" --set batch_size=16 --out "$dir/one" >/dev/null 2>"$dir/one.err"
+MASTER_PORT=$(free_port) "$launch" 2 "${tiny[@]}" --set batch_size=8 --out "$dir/two" >/dev/null 2>"$dir/two.err"
+
+for run in one two; do
+  assert_eq 20 "$(json_get "$dir/$run/manifest.json" "j['training']['steps']")" "$run steps"
+done
+assert_eq 2 "$(json_get "$dir/two/manifest.json" "j['training']['world_size']")" "world size in the manifest"
+assert_eq 2 "$(json_get "$dir/two/metrics.json" "j['training']['world_size']")" "world size in metrics.json"
+assert_eq gather "$(json_get "$dir/two/manifest.json" "j['training']['distributed']['sparse_reduce']")" "sparse mode"
+for run in two; do
+  diff=$(max_weight_diff "$dir/one" "$dir/$run")
+  echo "max |w(1 rank, batch 16) - w(2 ranks, batch 8, $run)| = $diff"
+  assert_eq True "$(python3 -c "print($diff <= 1e-5)")" "2 ranks ($run) match 1 rank within 1e-5 (got $diff)"
+done
+# The comparison can fail: a different global batch gives other weights.
+diff=$(max_weight_diff "$dir/one" "$dir/two" >/dev/null; "$NEWSCLS_BIN" "${tiny[@]}" --set batch_size=8 \
+  --out "$dir/half" >/dev/null 2>&1; max_weight_diff "$dir/one" "$dir/half")
+assert_eq True "$(python3 -c "print($diff > 1e-3)")" "batch 8 on one rank differs from batch 16 (got $diff)"
+
+expect_exit 2 "$dir/refuse.err" env WORLD_SIZE=2 RANK=0 "$NEWSCLS_BIN" train --model fasttext --data "$dir/data" \
+  --out "$dir/ft"
+assert_contains "$dir/refuse.err" "cannot train distributed"
+
+echo "bert distributed: ok"
