@@ -71,6 +71,7 @@ class CascadeClassifier final : public Classifier {
     config_double(c, "slack", 0.0, 1.0);
     const std::string combine = config_string(c, "combine");
     if (combine != "product" && combine != "last") throw ConfigError("combine", "expected \"product\" or \"last\"");
+    product_ = combine == "product";
     config_ = c;
   }
   nlohmann::json config() const override { return config_; }
@@ -95,9 +96,10 @@ class CascadeClassifier final : public Classifier {
                     bool in_background = false);
   Classifier& model(std::size_t m);
   MemberAnswers answers_on(Member& m, const Dataset& dev, std::vector<std::vector<float>>& joint) const;
-  bool product() const { return config_.value("combine", std::string()) == "product"; }
+  bool product() const { return product_; }
 
   nlohmann::json config_;
+  bool product_ = true;
   std::vector<Member> members_;
   std::vector<double> thresholds_;
   std::vector<std::size_t> answered_;
@@ -234,6 +236,8 @@ void CascadeClassifier::load(const Bundle& bundle) {
     std::vector<std::string> dirs;
     for (const auto& m : j.at("members")) dirs.push_back(bundle.dir() + "/" + m.at("dir").get<std::string>());
     if (dirs.size() < 2 || thresholds_.size() + 1 != dirs.size()) throw ModelFormatError(path, "members and thresholds do not match");
+    // Bundles from before `combine` existed chose their thresholds for the last member alone.
+    if (!bundle.manifest().config.contains("combine")) config_["combine"] = "last", product_ = false;
     open_members(dirs, &bundle.manifest().labels, /*in_background=*/true);
   } catch (const nlohmann::json::exception& e) {
     throw ModelFormatError(path, e.what());
