@@ -19,26 +19,11 @@
 #        PARTS (default "calibration abstention cascade llm": which parts to run)
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
-NEWSCLS_BIN=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
-DATA=${DATA:-$root/../shared/data/thucnews}
-CROSS=${CROSS:-$root/../shared/data/crossdomain/toutiao_sample.txt}
-RUNS=${RUNS:-/work/runs-shared}
-WORK=${WORK:-/tmp/newscls-bench-calibration}
-THREADS=${THREADS:-2}
+BENCH_WORK=/tmp/newscls-bench-calibration
+source "$(dirname "$0")/issue17_env.sh"
 PARTS=${PARTS:-calibration abstention cascade llm}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
-[[ -x $NEWSCLS_BIN ]] || { echo "no newscls binary at $NEWSCLS_BIN (set NEWSCLS_BIN)" >&2; exit 1; }
 rm -rf "$WORK" && mkdir -p "$WORK"
-
-ev() {  # bundle out-name eval-args...: metrics.json path on stdout
-  local bundle=$1 name=$2
-  shift 2
-  "$NEWSCLS_BIN" --log-level warn eval --model-dir "$WORK/$bundle" --data "$DATA" --threads "$THREADS" \
-    --out "$WORK/eval/$bundle-$name/metrics.json" "$@" >/dev/null
-  echo "$WORK/eval/$bundle-$name/metrics.json"
-}
-get() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 families=()
 for family in tfidf-rf fasttext bert; do

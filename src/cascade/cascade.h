@@ -22,7 +22,8 @@ std::unique_ptr<Classifier> make_classifier();
 // Empty when the config names members; else how to name them.
 std::string unavailable_reason(const nlohmann::json& config);
 
-// One member's calibrated dev answers: top score and whether it was right.
+// One member's calibrated dev answers: top score and whether the answer the cascade would give
+// when this member answers (its own, or with combine=product the joint one) was right.
 struct MemberAnswers {
   std::vector<float> scores;
   std::vector<char> correct;
@@ -34,10 +35,17 @@ struct ThresholdChoice {
   std::vector<std::size_t> answered;   // per member
 };
 
-// The thresholds of best dev accuracy with at most max_last_share of the titles reaching the
-// last member; among equal accuracy, the fewest titles sent on. Candidates: 0, the
+// Among the thresholds with at most max_last_share of the titles reaching the last member and
+// a dev accuracy within `slack` (a share of the titles) of the best of them: the fewest titles
+// sent on, then the most accurate. slack 0: the best dev accuracy. Candidates: 0, the
 // `candidates` quantiles of each member's scores, and "never answer" (above 1).
 ThresholdChoice choose_thresholds(const std::vector<MemberAnswers>& members, double max_last_share,
-                                  int candidates = 40);
+                                  int candidates = 40, double slack = 0.0);
+
+// combine=product: a title sent on is answered by the product of the calibrated probabilities
+// of every member that saw it (renormalised), so the cheap member's doubt between two classes
+// still counts when the later member is sure of a third. joint *= probs, renormalised; an
+// empty probs (an unknown answer) leaves joint as it is; an empty joint becomes probs.
+void multiply_into(std::vector<float>& joint, const std::vector<float>& probs);
 
 }  // namespace newscls::cascade

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <filesystem>
+#include <future>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
@@ -47,9 +48,12 @@ std::string resolve_member(const std::string& dir, const std::string& work_dir) 
   return fs::exists(sibling) ? sibling.string() : dir;
 }
 
+// A member's model; after the first, loaded in the background when the bundle is loaded
+// (LibTorch's start-up overlaps with the first member's work) and waited for on first use.
 struct Member {
   std::string dir, family;
   std::unique_ptr<Classifier> model;
+  std::future<std::unique_ptr<Classifier>> loading;
 };
 
 class CascadeClassifier final : public Classifier {
@@ -64,6 +68,10 @@ class CascadeClassifier final : public Classifier {
     config_string(c, "members");
     config_double(c, "last_share", 0.0, 1.0);
     config_int(c, "candidates", 2, 1000);
+    config_double(c, "slack", 0.0, 1.0);
+    const std::string combine = config_string(c, "combine");
+    if (combine != "product" && combine != "last") throw ConfigError("combine", "expected \"product\" or \"last\"");
+    product_ = combine == "product";
     config_ = c;
   }
   nlohmann::json config() const override { return config_; }
@@ -75,39 +83,64 @@ class CascadeClassifier final : public Classifier {
   }
   void set_threads(int threads) override {
     threads_ = threads;
-    for (Member& m : members_) m.model->set_threads(threads);
+    for (Member& m : members_) {
+      if (m.model) m.model->set_threads(threads);  // a member still loading gets them in model()
+    }
   }
   void save(BundleWriter& bundle) const override;
   void load(const Bundle& bundle) override;
   nlohmann::json run_stats() const override;
 
  private:
-  void open_members(const std::vector<std::string>& dirs, const std::vector<std::string>* labels);
-  MemberAnswers answers_on(Member& m, const Dataset& dev);
+  void open_members(const std::vector<std::string>& dirs, const std::vector<std::string>* labels,
+                    bool in_background = false);
+  Classifier& model(std::size_t m);
+  MemberAnswers answers_on(Member& m, const Dataset& dev, std::vector<std::vector<float>>& joint) const;
+  bool product() const { return product_; }
 
   nlohmann::json config_;
+  bool product_ = true;
   std::vector<Member> members_;
   std::vector<double> thresholds_;
   std::vector<std::size_t> answered_;
   int threads_ = 1;
 };
 
-void CascadeClassifier::open_members(const std::vector<std::string>& dirs, const std::vector<std::string>* labels) {
+// Every member's bundle is opened (and verified) here; with in_background the models after
+// the first are loaded on other threads.
+void CascadeClassifier::open_members(const std::vector<std::string>& dirs, const std::vector<std::string>* labels,
+                                     bool in_background) {
   members_.clear();
   for (const std::string& dir : dirs) {
-    const Bundle bundle = Bundle::open(dir);
+    Bundle bundle = Bundle::open(dir);
     if (labels != nullptr && bundle.manifest().labels != *labels) {
       throw ConfigError("members", dir + " was trained on other labels than the data");
     }
-    Member m{dir, bundle.manifest().family, load_classifier(bundle)};
-    m.model->set_threads(threads_);
+    Member m{dir, bundle.manifest().family, nullptr, {}};
+    if (in_background && !members_.empty()) {
+      m.loading = std::async(std::launch::async, [b = std::move(bundle)] { return load_classifier(b); });
+    } else {
+      m.model = load_classifier(bundle);
+      m.model->set_threads(threads_);
+    }
     members_.push_back(std::move(m));
   }
   answered_.assign(members_.size(), 0);
 }
 
-MemberAnswers CascadeClassifier::answers_on(Member& m, const Dataset& dev) {
+Classifier& CascadeClassifier::model(std::size_t m) {
+  Member& member = members_[m];
+  if (!member.model) {
+    member.model = member.loading.get();  // rethrows the loading thread's error
+    member.model->set_threads(threads_);
+  }
+  return *member.model;
+}
+
+// joint: per dev title, the product of the earlier members' probabilities (combine=product).
+MemberAnswers CascadeClassifier::answers_on(Member& m, const Dataset& dev, std::vector<std::vector<float>>& joint) const {
   MemberAnswers a;
+  joint.resize(dev.size());
   const std::size_t batch = std::max<std::size_t>(1, m.model->preferred_batch_size());
   for (std::size_t begin = 0; begin < dev.size(); begin += batch) {
     const std::size_t end = std::min(dev.size(), begin + batch);
@@ -115,7 +148,10 @@ MemberAnswers CascadeClassifier::answers_on(Member& m, const Dataset& dev) {
     const std::vector<Prediction> p = m.model->predict_batch(titles);
     for (std::size_t k = 0; k < p.size(); ++k) {
       a.scores.push_back(p[k].label == kUnknownLabel ? 0.0f : p[k].score);
-      a.correct.push_back(p[k].label == dev.labels[begin + k]);
+      std::vector<float>& j = joint[begin + k];
+      multiply_into(j, p[k].probs);
+      const int answer = product() && !j.empty() ? prediction_from_probs(j).label : p[k].label;
+      a.correct.push_back(answer == dev.labels[begin + k]);
     }
   }
   return a;
@@ -127,14 +163,15 @@ nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
   if (dirs.size() < 2 || dirs.size() > 3) throw ConfigError("members", "expected 2 or 3 bundle directories, comma-separated");
   open_members(dirs, &ctx.labels->names);
   std::vector<MemberAnswers> dev;
+  std::vector<std::vector<float>> joint;
   nlohmann::json facts;
   for (Member& m : members_) {
     spdlog::info("cascade: {} ({}) on dev", m.dir, m.family);
-    dev.push_back(answers_on(m, *ctx.dev));
+    dev.push_back(answers_on(m, *ctx.dev, joint));
     facts["stages"].push_back(m.family);
   }
-  const ThresholdChoice choice =
-      choose_thresholds(dev, config_["last_share"].get<double>(), config_["candidates"].get<int>());
+  const ThresholdChoice choice = choose_thresholds(dev, config_["last_share"].get<double>(),
+                                                   config_["candidates"].get<int>(), config_["slack"].get<double>());
   thresholds_ = choice.thresholds;
   nlohmann::json shares = nlohmann::json::array();
   for (std::size_t a : choice.answered) shares.push_back(double(a) / std::max<std::size_t>(1, ctx.dev->size()));
@@ -152,19 +189,27 @@ std::vector<Prediction> CascadeClassifier::predict_batch(const std::vector<std::
   std::vector<Prediction> out(titles.size());
   std::vector<std::size_t> pending(titles.size());
   for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
+  std::vector<std::vector<float>> joint(titles.size());  // combine=product: the earlier members' product
   for (std::size_t m = 0; m < members_.size() && !pending.empty(); ++m) {
     std::vector<std::string> batch;
     for (std::size_t i : pending) batch.push_back(titles[i]);
-    std::vector<Prediction> p = members_[m].model->predict_batch(batch);
+    std::vector<Prediction> p = model(m).predict_batch(batch);
     std::vector<std::size_t> next;
     const bool last = m + 1 == members_.size();
     for (std::size_t k = 0; k < pending.size(); ++k) {
       if (!last && (p[k].label == kUnknownLabel || p[k].score < thresholds_[m])) {
+        if (product()) multiply_into(joint[pending[k]], p[k].probs);
         next.push_back(pending[k]);
         continue;
       }
-      out[pending[k]] = std::move(p[k]);
-      out[pending[k]].stage = static_cast<int>(m);
+      Prediction& answer = out[pending[k]];
+      if (product() && m > 0 && !joint[pending[k]].empty()) {
+        multiply_into(joint[pending[k]], p[k].probs);
+        answer = prediction_from_probs(std::move(joint[pending[k]]));
+      } else {
+        answer = std::move(p[k]);
+      }
+      answer.stage = static_cast<int>(m);
       ++answered_[m];
     }
     pending.swap(next);
@@ -191,7 +236,9 @@ void CascadeClassifier::load(const Bundle& bundle) {
     std::vector<std::string> dirs;
     for (const auto& m : j.at("members")) dirs.push_back(bundle.dir() + "/" + m.at("dir").get<std::string>());
     if (dirs.size() < 2 || thresholds_.size() + 1 != dirs.size()) throw ModelFormatError(path, "members and thresholds do not match");
-    open_members(dirs, &bundle.manifest().labels);
+    // Bundles from before `combine` existed chose their thresholds for the last member alone.
+    if (!bundle.manifest().config.contains("combine")) config_["combine"] = "last", product_ = false;
+    open_members(dirs, &bundle.manifest().labels, /*in_background=*/true);
   } catch (const nlohmann::json::exception& e) {
     throw ModelFormatError(path, e.what());
   } catch (const ConfigError& e) {
@@ -202,7 +249,8 @@ void CascadeClassifier::load(const Bundle& bundle) {
 nlohmann::json CascadeClassifier::run_stats() const {
   nlohmann::json j = {{"members", nlohmann::json::array()}, {"requests_sent", 0}, {"cost_usd", 0.0}};
   for (std::size_t m = 0; m < members_.size(); ++m) {
-    const nlohmann::json stats = members_[m].model->run_stats();
+    // A member still loading has answered nothing.
+    const nlohmann::json stats = members_[m].model ? members_[m].model->run_stats() : nlohmann::json::object();
     j["members"].push_back({{"family", members_[m].family}, {"answered", answered_[m]}, {"run_stats", stats}});
     j["requests_sent"] = j["requests_sent"].get<long long>() + stats.value("requests_sent", 0LL);
     j["cost_usd"] = j["cost_usd"].get<double>() + stats.value("cost_usd", 0.0);
@@ -217,10 +265,14 @@ nlohmann::json default_config() {
       {"_doc",
        {{"members", "Trained bundle directories, comma-separated, cheapest first (2 or 3); copied into the bundle."},
         {"last_share", "At most this share of dev titles may reach the last member (e.g. 0.15 for an LLM)."},
-        {"candidates", "Threshold candidates per member: quantiles of its calibrated dev scores."}}},
+        {"candidates", "Threshold candidates per member: quantiles of its calibrated dev scores."},
+        {"slack", "Accept a dev accuracy up to this much (a share of the titles) below the best thresholds' when that sends fewer titles on."},
+        {"combine", "\"product\": a title sent on gets the class of highest product of the calibrated probabilities of the members that saw it; \"last\": the last of them answers alone."}}},
       {"members", ""},
       {"last_share", 1.0},
       {"candidates", 40},
+      {"slack", 0.005},
+      {"combine", "product"},
   };
 }
 

@@ -37,7 +37,8 @@ std::size_t sent_on(const ThresholdChoice& c) {
 
 }  // namespace
 
-ThresholdChoice choose_thresholds(const std::vector<MemberAnswers>& members, double max_last_share, int candidates) {
+ThresholdChoice choose_thresholds(const std::vector<MemberAnswers>& members, double max_last_share, int candidates,
+                                  double slack) {
   if (members.size() < 2) throw UsageError("a cascade needs at least two members");
   const std::size_t n = members[0].scores.size();
   for (const MemberAnswers& m : members) {
@@ -45,24 +46,46 @@ ThresholdChoice choose_thresholds(const std::vector<MemberAnswers>& members, dou
   }
   std::vector<std::vector<double>> grid;
   for (std::size_t m = 0; m + 1 < members.size(); ++m) grid.push_back(candidate_thresholds(members[m].scores, candidates));
-  ThresholdChoice best, trial;
-  bool found = false;
+  std::vector<ThresholdChoice> allowed;
+  ThresholdChoice trial;
   std::vector<std::size_t> pick(grid.size(), 0);
   for (;;) {  // every combination of the candidates (2 or 3 members: small)
     trial.thresholds.clear();
     for (std::size_t m = 0; m < grid.size(); ++m) trial.thresholds.push_back(grid[m][pick[m]]);
     route(members, trial);
-    const bool allowed = double(trial.answered.back()) <= max_last_share * double(n) + 1e-9;
-    if (allowed && (!found || trial.correct > best.correct ||
-                    (trial.correct == best.correct && sent_on(trial) < sent_on(best)))) {
-      best = trial, found = true;
-    }
+    if (double(trial.answered.back()) <= max_last_share * double(n) + 1e-9) allowed.push_back(trial);
     std::size_t m = 0;
     while (m < pick.size() && ++pick[m] == grid[m].size()) pick[m++] = 0;
     if (m == pick.size()) break;
   }
-  if (!found) throw UsageError("cascade: no thresholds keep the last member's share within last_share");
-  return best;
+  if (allowed.empty()) throw UsageError("cascade: no thresholds keep the last member's share within last_share");
+  std::size_t most = 0;
+  for (const ThresholdChoice& c : allowed) most = std::max(most, c.correct);
+  // Within `slack` of the best accuracy, the fewest titles sent on; then the most accurate.
+  const double enough = double(most) - slack * double(n) - 1e-9;
+  const ThresholdChoice* best = nullptr;
+  for (const ThresholdChoice& c : allowed) {
+    if (double(c.correct) < enough) continue;
+    if (best == nullptr || sent_on(c) < sent_on(*best) || (sent_on(c) == sent_on(*best) && c.correct > best->correct)) {
+      best = &c;
+    }
+  }
+  return *best;
+}
+
+void multiply_into(std::vector<float>& joint, const std::vector<float>& probs) {
+  if (probs.empty()) return;  // an unknown answer adds nothing
+  if (joint.size() != probs.size()) {
+    joint = probs;
+    return;
+  }
+  double sum = 0;
+  for (std::size_t k = 0; k < joint.size(); ++k) sum += joint[k] *= probs[k];
+  if (sum <= 0) {
+    joint = probs;  // the members exclude each other's every class: trust the later one
+    return;
+  }
+  for (float& x : joint) x = static_cast<float>(x / sum);
 }
 
 }  // namespace newscls::cascade

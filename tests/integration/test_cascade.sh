@@ -19,6 +19,9 @@ ft_acc=$(json_get "$dir/src/ft/metrics.json" "j['accuracy']")
 # Members must be given; then train with the LLM share capped.
 expect_exit 1 "$dir/none.err" "$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/none"
 assert_contains "$dir/none.err" "members"
+expect_exit 1 "$dir/combine.err" "$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/bad" \
+  --set "members=$dir/src/ft,$dir/src/llm" --set combine=mean
+assert_contains "$dir/combine.err" "combine"
 "$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/cascade" \
   --set "members=$dir/src/ft,$dir/src/llm" --set last_share=0.15 >/dev/null 2>"$dir/cascade.err" ||
   { cat "$dir/cascade.err"; fail "cascade train"; }

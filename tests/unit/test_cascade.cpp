@@ -35,5 +35,30 @@ TEST(Cascade, ThreeMembersAndBadInput) {
   EXPECT_THROW(choose_thresholds({cheap(), short_one}, 1.0), Error);
 }
 
+TEST(Cascade, SlackTradesAccuracyForFewerTitlesSentOn) {
+  // Within 0.3 of the best (10 of 10 right): at most 3 fewer right, so the first member may
+  // keep up to 3 of its 5 unsure titles; it keeps the 3 surest ones (0.6, 0.5, 0.4).
+  const ThresholdChoice c = choose_thresholds({cheap(), costly()}, 1.0, 20, 0.3);
+  EXPECT_EQ(c.correct, 7u);
+  EXPECT_EQ(c.answered[1], 2u);
+  const ThresholdChoice none = choose_thresholds({cheap(), costly()}, 1.0, 20, 1.0);
+  EXPECT_EQ(none.answered[1], 0u);  // any accuracy will do: nothing sent on
+}
+
+TEST(Cascade, ProductOfProbabilities) {
+  std::vector<float> joint;
+  multiply_into(joint, {0.5f, 0.4f, 0.1f});  // the first member: its own probabilities
+  EXPECT_FLOAT_EQ(joint[1], 0.4f);
+  multiply_into(joint, {0.1f, 0.3f, 0.6f});  // 0.05, 0.12, 0.06: the second class wins
+  EXPECT_NEAR(joint[0], 0.05f / 0.23f, 1e-6);
+  EXPECT_NEAR(joint[1], 0.12f / 0.23f, 1e-6);
+  multiply_into(joint, {});  // an unknown answer changes nothing
+  EXPECT_NEAR(joint[1], 0.12f / 0.23f, 1e-6);
+  multiply_into(joint, {0.0f, 0.0f, 1.0f});
+  EXPECT_FLOAT_EQ(joint[2], 1.0f);
+  multiply_into(joint, {1.0f, 0.0f, 0.0f});  // nothing left in common: the later member wins
+  EXPECT_FLOAT_EQ(joint[0], 1.0f);
+}
+
 }  // namespace
 }  // namespace newscls::cascade
