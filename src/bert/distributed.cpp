@@ -182,10 +182,10 @@ struct Collective::Group {
 };
 
 Collective::Collective(const DistributedSettings& settings) : settings_(settings) {
-  if (!active()) return;
   if (settings_.rank < 0 || settings_.rank >= settings_.world_size) {
     throw UsageError(fmt::format("RANK {} is outside 0..{}", settings_.rank, settings_.world_size - 1));
   }
+  if (!active()) return;
   sparse_mode_ = sparse_mode_from_env();
   group_ = std::make_unique<Group>(settings_);
 }

@@ -120,13 +120,12 @@ std::unique_ptr<Classifier> calibrate_on_dev(std::unique_ptr<Classifier> model, 
 
 void check_distributed(const TrainRequest& request) {
   const DistributedSettings& d = request.distributed;
-  if (!d.enabled()) return;
-  if (!find_family(request.family).trains_distributed()) {
-    throw UsageError("family '" + request.family + "' cannot train distributed (WORLD_SIZE " +
-                     std::to_string(d.world_size) + "); run it as one process (WORLD_SIZE=1)");
-  }
   if (d.rank < 0 || d.rank >= d.world_size) {
     throw UsageError("RANK " + std::to_string(d.rank) + " is outside 0.." + std::to_string(d.world_size - 1));
+  }
+  if (d.enabled() && !find_family(request.family).trains_distributed()) {
+    throw UsageError("family '" + request.family + "' cannot train distributed (WORLD_SIZE " +
+                     std::to_string(d.world_size) + "); run it as one process (WORLD_SIZE=1)");
   }
 }
 

@@ -30,5 +30,7 @@ assert_eq True "$(python3 -c "print($diff > 1e-3)")" "batch 8 on one rank differ
 expect_exit 2 "$dir/refuse.err" env WORLD_SIZE=2 RANK=0 "$NEWSCLS_BIN" train --model fasttext --data "$dir/data" \
   --out "$dir/ft"
 assert_contains "$dir/refuse.err" "cannot train distributed"
+expect_exit 2 "$dir/rank.err" env WORLD_SIZE=2 RANK=2 "$NEWSCLS_BIN" "${tiny[@]}" --out "$dir/rank"
+assert_contains "$dir/rank.err" "RANK 2 is outside 0..1"
 
 echo "bert distributed: ok"
