@@ -10,7 +10,8 @@
 #
 # Usage: scripts/bench/bench_serve.sh [fasttext|bert|hostile]...   (default: all three)
 # env: NEWSCLS_BIN, FASTTEXT (bundle), BERT (bundle), DATA, WORK, DURATION (s), HOSTILE, THREADS,
-#      PAIRS (bert: runs of each mode, alternating)
+#      PAIRS (bert: runs of each mode, alternating), BATCHED_ARGS (bert: more serve options
+#      for the micro-batching runs, e.g. "--max-wait-ms 2")
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,6 +24,7 @@ DURATION=${DURATION:-10}
 HOSTILE=${HOSTILE:-10000}
 THREADS=${THREADS:-0}
 PAIRS=${PAIRS:-2}
+BATCHED_ARGS=${BATCHED_ARGS:-}
 parts=("$@")
 ((${#parts[@]})) || parts=(fasttext bert hostile)
 
@@ -88,9 +90,10 @@ for part in "${parts[@]}"; do
       # micro-batching (defaults) and --max-batch 1 alternate PAIRS times; the ratio of the
       # medians is the bar (>= 3x). The server runs OpenBLAS on one thread unless
       # OPENBLAS_NUM_THREADS is set in the environment.
-      echo "== bert: load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores, --threads $THREADS" >&2
+      echo "== bert: load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores, --threads $THREADS ${BATCHED_ARGS:+(micro-batching: $BATCHED_ARGS)}" >&2
       for ((pair = 1; pair <= PAIRS; ++pair)); do
-        serve "$WORK/bert_batched.log" --model-dir "$BERT"
+        # shellcheck disable=SC2086
+        serve "$WORK/bert_batched.log" --model-dir "$BERT" $BATCHED_ARGS
         load "bert_batched_$pair" 32 1
         batches
         unserve
