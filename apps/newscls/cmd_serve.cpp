@@ -2,6 +2,7 @@
 #include <malloc.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
@@ -35,6 +36,11 @@ void install_serve_signals() {
 
 void run_serve(serve::ServeOptions options) {
   if (options.threads <= 0) options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // Read by OpenBLAS when a plugin loads it (in server.load() below). Parallelism comes from
+  // --threads (a model may split a batch over them); OpenBLAS's own threads, waiting on each
+  // other on a busy machine, made a one-title forward pass cost 41 ms of CPU instead of 0.96
+  // (scripts/bench/bench_bert_forward.sh). The caller's setting wins.
+  setenv("OPENBLAS_NUM_THREADS", "1", /*overwrite=*/0);
   install_serve_signals();
   // glibc gives each busy thread its own arena and keeps what it freed; with dozens of
   // connection threads, 10,000 hostile requests grew RSS by 27% (then stayed), with 2 by 6.5%.

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # `newscls serve` under load (issue 15), all parts in one run so ratios share the machine:
 #   fasttext  16 clients x 32 titles per request for DURATION s: titles/s, errors, p50/p99
-#   bert      32 clients x 1 title, micro-batching (defaults) vs --max-batch 1: titles/s,
-#             p50/p99 and the ratio
+#   bert      32 clients x 1 title, micro-batching (defaults) vs --max-batch 1, alternating
+#             PAIRS times: titles/s, p50/p99 and the ratio of the medians
 #   hostile   HOSTILE malformed or hostile requests (serve_hostile.py): the right 4xx or a
 #             closed connection each, the server up, RSS within 10%, a normal answer after
 # The load generator (serve_loadgen.cpp, C++ on cpp-httplib) runs on the same machine and
 # takes its share of the cores: figures are for server and clients together.
 #
 # Usage: scripts/bench/bench_serve.sh [fasttext|bert|hostile]...   (default: all three)
-# env: NEWSCLS_BIN, FASTTEXT (bundle), BERT (bundle), DATA, WORK, DURATION (s), HOSTILE, THREADS
+# env: NEWSCLS_BIN, FASTTEXT (bundle), BERT (bundle), DATA, WORK, DURATION (s), HOSTILE, THREADS,
+#      PAIRS (bert: runs of each mode, alternating), BATCHED_ARGS (bert: more serve options
+#      for the micro-batching runs, e.g. "--max-wait-ms 2")
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,6 +23,8 @@ WORK=${WORK:-/tmp/newscls-bench-serve}
 DURATION=${DURATION:-10}
 HOSTILE=${HOSTILE:-10000}
 THREADS=${THREADS:-0}
+PAIRS=${PAIRS:-2}
+BATCHED_ARGS=${BATCHED_ARGS:-}
 parts=("$@")
 ((${#parts[@]})) || parts=(fasttext bert hostile)
 
@@ -32,14 +36,13 @@ loadgen="$WORK/serve_loadgen"
 g++ -O2 -std=c++17 -o "$loadgen" "$root/scripts/bench/serve_loadgen.cpp" $(pkg-config --cflags --libs cpp-httplib) -pthread
 
 server_pid=""
-NEWSCLS_BIN_ENV=()
 trap '[[ -z $server_pid ]] || kill -TERM "$server_pid" 2>/dev/null || true' EXIT
 
 # serve LOG ARGS...: starts the server on a free port, sets $server_pid and $port.
 serve() {
   local log=$1
   shift
-  env "${NEWSCLS_BIN_ENV[@]}" "$NEWSCLS_BIN" serve --port 0 --threads "$THREADS" "$@" 2>"$log" &
+  "$NEWSCLS_BIN" serve --port 0 --threads "$THREADS" "$@" 2>"$log" &
   server_pid=$!
   for _ in $(seq 1200); do
     port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9][0-9]*\).*|\1|p' "$log" | head -n 1)
@@ -57,11 +60,19 @@ unserve() {
   server_pid=""
 }
 
-# load NAME CLIENTS PER_REQUEST: one load generator run, its JSON line to stdout and WORK/NAME.json.
+server_cpu_s() {  # user + system CPU seconds of the server so far
+  awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f\n", ($14 + $15) / hz}' "/proc/$server_pid/stat"
+}
+
+# load NAME CLIENTS PER_REQUEST: one load generator run, its JSON line to stdout and WORK/NAME.json,
+# the server's CPU seconds during it (warm-up included) to WORK/NAME.cpu.
 load() {
   echo "== $1: $2 clients x $3 titles per request, ${DURATION}s" >&2
+  local cpu_before
+  cpu_before=$(server_cpu_s)
   "$loadgen" --port "$port" --titles "$WORK/titles.txt" --clients "$2" --per-request "$3" \
     --seconds "$DURATION" --warmup 2 | tee "$WORK/$1.json"
+  echo "$(server_cpu_s) - $cpu_before" | bc >"$WORK/$1.cpu"
 }
 
 batches() {  # mean titles per forward pass so far, from /metrics
@@ -76,24 +87,39 @@ for part in "${parts[@]}"; do
       batches
       unserve ;;
     bert)
-      # Each pair once with OpenBLAS's default threads and once with one: on a busy machine
-      # its threads wait for each other in every batched GEMM (single titles stay below its
-      # threading threshold).
-      for blas in default 1; do
-        NEWSCLS_BIN_ENV=()
-        [[ $blas == default ]] || NEWSCLS_BIN_ENV=(OPENBLAS_NUM_THREADS="$blas")
-        serve "$WORK/bert_batched.log" --model-dir "$BERT"
-        load "bert_batched_blas_$blas" 32 1
+      # micro-batching (defaults) and --max-batch 1 alternate PAIRS times; the ratio of the
+      # medians is the bar (>= 3x). The server runs OpenBLAS on one thread unless
+      # OPENBLAS_NUM_THREADS is set in the environment.
+      echo "== bert: load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores, --threads $THREADS ${BATCHED_ARGS:+(micro-batching: $BATCHED_ARGS)}" >&2
+      for ((pair = 1; pair <= PAIRS; ++pair)); do
+        # shellcheck disable=SC2086
+        serve "$WORK/bert_batched.log" --model-dir "$BERT" $BATCHED_ARGS
+        load "bert_batched_$pair" 32 1
         batches
         unserve
         serve "$WORK/bert_single.log" --model-dir "$BERT" --max-batch 1
-        load "bert_single_blas_$blas" 32 1
+        load "bert_single_$pair" 32 1
         batches
         unserve
-        NEWSCLS_BIN_ENV=()
-        python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); print(f'OpenBLAS threads $blas: micro-batching / --max-batch 1 = {a[\"titles_per_s\"]/b[\"titles_per_s\"]:.2f}x')" \
-          "$WORK/bert_batched_blas_$blas.json" "$WORK/bert_single_blas_$blas.json"
-      done ;;
+      done
+      echo "== bert: load average $(cut -d' ' -f1-3 /proc/loadavg) after" >&2
+      python3 - "$WORK" "$PAIRS" <<'EOF'
+import json, statistics, sys
+work, pairs = sys.argv[1], int(sys.argv[2])
+runs = {m: [json.load(open(f"{work}/bert_{m}_{p}.json")) for p in range(1, pairs + 1)] for m in ("batched", "single")}
+for m in runs:  # server CPU ms per title (the warm-up's titles estimated at the same rate)
+    for p, r in enumerate(runs[m], 1):
+        r["cpu_ms"] = 1000 * float(open(f"{work}/bert_{m}_{p}.cpu").read()) / (r["titles_per_s"] * (r["seconds"] + 2))
+med = {m: {k: statistics.median(r[k] for r in runs[m]) for k in ("titles_per_s", "p50_ms", "p99_ms", "cpu_ms")}
+       for m in runs}
+for m, name in (("batched", "micro-batching (defaults)"), ("single", "--max-batch 1")):
+    each = ", ".join(f"{r['titles_per_s']:.0f}" for r in runs[m])
+    print(f"bert {name:>26}: {med[m]['titles_per_s']:8.1f} titles/s  p50 {med[m]['p50_ms']:.1f} ms  "
+          f"p99 {med[m]['p99_ms']:.1f} ms  server CPU {med[m]['cpu_ms']:.3f} ms/title  (medians of {pairs}: {each} titles/s)")
+ratio = med["batched"]["titles_per_s"] / med["single"]["titles_per_s"]
+print(f"bert RATIO micro-batching / --max-batch 1 = {ratio:.2f}x  (bar: >= 3x, {'met' if ratio >= 3 else 'NOT met'})")
+EOF
+      ;;
     hostile)
       # --read-timeout 1: truncated bodies are given up on after 1 s instead of 5
       serve "$WORK/hostile.log" --model-dir "$FASTTEXT" --read-timeout 1

@@ -2,6 +2,7 @@
 // (or an --init encoder bundle), fine-tuning, our own weight payloads, attention dumps.
 #include <algorithm>
 #include <filesystem>
+#include <future>
 #include <optional>
 
 #include <spdlog/spdlog.h>
@@ -48,6 +49,60 @@ void apply_threads(int threads) {
   if (threads > 0) at::set_num_threads(threads);
 }
 
+// A thread's share of a batch is at least this many titles: a smaller one loses to packing
+// the weights in every GEMM what the extra core gains (scripts/bench/bench_bert_forward.sh).
+constexpr std::size_t kMinTitlesPerThread = 16;
+
+// Length-sorted groups of at most batch_size titles, the biggest halved until there are
+// `threads` of them or halving would go below kMinTitlesPerThread.
+std::vector<std::vector<std::size_t>> predict_groups(const Encoded& encoded, std::size_t batch_size,
+                                                     std::size_t threads) {
+  std::vector<std::size_t> lengths;
+  lengths.reserve(encoded.size());
+  for (const auto& ids : encoded) lengths.push_back(ids.size());
+  std::vector<std::vector<std::size_t>> groups = bucket_batches(lengths, batch_size, nullptr);
+  while (groups.size() < threads) {
+    auto biggest = std::max_element(groups.begin(), groups.end(),
+                                    [](const auto& a, const auto& b) { return a.size() < b.size(); });
+    if (biggest->size() < 2 * kMinTitlesPerThread) break;
+    const auto half = biggest->begin() + static_cast<std::ptrdiff_t>(biggest->size() / 2);
+    std::vector<std::size_t> longer(half, biggest->end());
+    biggest->erase(half, biggest->end());
+    groups.push_back(std::move(longer));
+  }
+  return groups;
+}
+
+// Class probabilities (N, classes) in input order. A call that fits one batch (a served
+// micro-batch) is split over `threads` threads, each running its own forward passes (the
+// model is only read): 32 titles use two cores where one title cannot. Bigger calls run
+// their batches in turn, as predict_probs does, and leave the cores to OpenBLAS.
+torch::Tensor parallel_probs(ClassifierModel& model, const Encoded& encoded, std::size_t batch_size,
+                             std::size_t threads) {
+  if (encoded.size() > batch_size) threads = 1;
+  const std::vector<std::vector<std::size_t>> groups = predict_groups(encoded, batch_size, threads);
+  std::vector<torch::Tensor> probs(groups.size());
+  auto run = [&](std::size_t first) {
+    c10::InferenceMode guard;
+    for (std::size_t g = first; g < groups.size(); g += threads) {
+      Batch batch = make_batch(encoded, groups[g], nullptr);
+      probs[g] = torch::softmax(model(batch.ids, batch.key_valid), 1);
+    }
+  };
+  model->eval();  // before the threads start: they only read the model
+  std::vector<std::future<void>> helpers;
+  for (std::size_t t = 1; t < std::min(threads, groups.size()); ++t) {
+    helpers.push_back(std::async(std::launch::async, run, t));
+  }
+  run(0);
+  for (auto& h : helpers) h.get();  // rethrows a helper's failure
+  std::vector<std::int64_t> index;
+  index.reserve(encoded.size());
+  for (const auto& group : groups) index.insert(index.end(), group.begin(), group.end());
+  c10::InferenceMode guard;
+  torch::Tensor out = torch::empty({static_cast<std::int64_t>(encoded.size()), probs[0].size(1)});
+  return out.index_copy_(0, torch::tensor(index, torch::kInt64), torch::cat(probs));
+}
 
 struct EncoderBundle {
   CharVocab vocab;
@@ -79,7 +134,10 @@ class BertClassifier final : public Classifier {
   nlohmann::json train(const TrainContext& ctx) override;
   std::vector<Prediction> predict_batch(const std::vector<std::string>& titles) override;
   std::size_t preferred_batch_size() const override { return 2048; }
-  void set_threads(int threads) override { apply_threads(std::min(threads, options_.max_threads)); }
+  void set_threads(int threads) override {
+    apply_threads(std::min(threads, options_.max_threads));
+    predict_threads_ = static_cast<std::size_t>(std::max(threads, 1));
+  }
   void save(BundleWriter& bundle) const override;
   void load(const Bundle& bundle) override;
   void dump_attention(const std::vector<std::string>& titles, std::size_t first_index,
@@ -99,6 +157,7 @@ class BertClassifier final : public Classifier {
   ClassifierModel model_{nullptr};
   std::vector<std::string> label_names_;
   std::string bundle_dir_, imported_from_;  // for the error of an encoder asked to classify
+  std::size_t predict_threads_ = 1;          // threads one predict_batch call splits over
 
  public:
   std::vector<Embedding> embed(const std::vector<std::string>& titles) override;
@@ -247,7 +306,9 @@ std::vector<Prediction> BertClassifier::predict_batch(const std::vector<std::str
   }
   if (titles.empty()) return {};
   Encoded encoded = encode_all(*vocab_, titles, options_.arch.max_len);
-  torch::Tensor probs = predict_probs(model_, encoded, options_.predict_batch_size).contiguous();
+  torch::Tensor probs =
+      parallel_probs(model_, encoded, static_cast<std::size_t>(options_.predict_batch_size), predict_threads_)
+          .contiguous();
   const std::int64_t classes = probs.size(1);
   const float* p = probs.data_ptr<float>();
   std::vector<Prediction> out(titles.size());

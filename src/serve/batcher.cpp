@@ -8,6 +8,7 @@ namespace newscls::serve {
 MicroBatcher::MicroBatcher(PredictFn predict, BatchOptions options, BatchFn on_batch)
     : predict_(std::move(predict)), options_(options), on_batch_(std::move(on_batch)) {
   options_.max_batch = std::max<std::size_t>(1, options_.max_batch);
+  last_requests_ = options_.max_batch;
   worker_ = std::thread([this] { run(); });
 }
 
@@ -61,11 +62,14 @@ void MicroBatcher::run() {
   }
 }
 
-// Waits, with the lock held, until a full batch is queued or the oldest request has
-// waited max_wait. While the worker was busy the queue filled, so this rarely waits.
+// Waits, with the lock held, until a full batch is queued, as many requests as the previous
+// batch served are back, or the oldest request has waited max_wait. Without the middle
+// rule, 32 one-title clients all back after a batch still waited max_wait for a 64th title.
 void MicroBatcher::wait_for_batch(std::unique_lock<std::mutex>& lock) {
   const auto deadline = queue_.front()->queued + options_.max_wait;
-  wake_.wait_until(lock, deadline, [this] { return stopping_ || queued_titles_ >= options_.max_batch; });
+  wake_.wait_until(lock, deadline, [this] {
+    return stopping_ || queued_titles_ >= options_.max_batch || queue_.size() >= last_requests_;
+  });
 }
 
 MicroBatcher::Batch MicroBatcher::take_batch() {
@@ -79,6 +83,7 @@ MicroBatcher::Batch MicroBatcher::take_batch() {
     queued_titles_ -= count;
     if (job->next == job->titles.size()) queue_.pop_front();
   }
+  last_requests_ = batch.spans.size();
   return batch;
 }
 

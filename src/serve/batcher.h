@@ -1,8 +1,9 @@
 // Micro-batching for one model: requests from many connections are queued, and one worker
 // thread runs them through the model in batches of up to max_batch titles. A batch starts
-// when it is full or when its oldest request has waited max_wait; a request larger than
-// max_batch is split over several batches. The model is only ever called from the worker,
-// so predict_batch need not be thread-safe.
+// when it is full, when as many requests wait as the previous batch served (clients that
+// wait for their answer before sending again are all back), or when its oldest request has
+// waited max_wait; a request larger than max_batch is split over several batches. The
+// model is only ever called from the worker, so predict_batch need not be thread-safe.
 //
 // The queue holds at most max_queue requests; submit() refuses more with QueueFullError
 // (the server answers 503), so memory stays bounded however fast clients send.
@@ -85,6 +86,7 @@ class MicroBatcher {
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Job>> queue_;
   std::size_t queued_titles_ = 0;  // titles in the queue not yet taken
+  std::size_t last_requests_;      // requests in the previous batch (max_batch before the first)
   bool stopping_ = false;
   std::thread worker_;
 };

@@ -272,6 +272,17 @@ TEST(BertClassifier, TrainSaveLoadPredictRoundTrip) {
   EXPECT_EQ(flat_probs(loaded->predict_batch(data.dev.titles)), flat_probs(before));
   EXPECT_TRUE(loaded->predict_batch({}).empty());
 
+  // A batch split over threads (each part its own forward pass) answers as one pass does.
+  const std::vector<Prediction> one_thread = loaded->predict_batch(data.train.titles);  // 64: 3 parts
+  loaded->set_threads(3);
+  const std::vector<Prediction> split = loaded->predict_batch(data.train.titles);
+  ASSERT_EQ(split.size(), one_thread.size());
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    EXPECT_EQ(split[i].label, one_thread[i].label) << i;
+    for (std::size_t c = 0; c < split[i].probs.size(); ++c) EXPECT_NEAR(split[i].probs[c], one_thread[i].probs[c], 1e-6);
+  }
+  loaded->set_threads(1);
+
   loaded->dump_attention({data.dev.titles[0]}, 7, dir + "/attention");
   EXPECT_TRUE(std::filesystem::exists(dir + "/attention/7.npy"));
   const auto j = nlohmann::json::parse(std::ifstream(dir + "/attention/7.json"));

@@ -80,6 +80,25 @@ TEST(MicroBatcher, WaitsUpToMaxWaitForABatchToFill) {
   EXPECT_EQ(model.sizes(), (std::vector<std::size_t>{3}));
 }
 
+TEST(MicroBatcher, StartsOnceAsManyRequestsWaitAsThePreviousBatchServed) {
+  FakeModel model;
+  model.hold();
+  auto b = make(model, {8, 10s, 256});
+  auto full = b.submit(std::vector<std::string>(8, "a"));  // one request fills the first batch
+  model.wait_for_batches(1);
+  auto two = b.submit({"bb"});
+  auto three = b.submit({"ccc"});
+  model.release();
+  // The previous batch served one request, so these two start at once, not after 10 s.
+  ASSERT_EQ(three.wait_for(5s), std::future_status::ready);
+  auto four = b.submit({"dddd"});
+  EXPECT_EQ(four.wait_for(200ms), std::future_status::timeout);  // waits for a second request
+  auto five = b.submit({"eeeee"});
+  ASSERT_EQ(five.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(labels(four.get()), std::vector<int>{4});
+  EXPECT_EQ(model.sizes(), (std::vector<std::size_t>{8, 2, 2}));
+}
+
 TEST(MicroBatcher, SplitsALargeRequestAndKeepsTheOrder) {
   FakeModel model;
   auto b = make(model, {4, 0ms, 256});
