@@ -77,7 +77,7 @@ nlohmann::json default_config() {
           {"min_df", 2},
           {"max_features", 50000},
           {"sublinear_tf", true},
-          {"l2_normalize", true},
+          {"l2_normalize", false},
           {"n_trees", 100},
           {"max_depth", 0},
           {"min_samples_leaf", 3},
