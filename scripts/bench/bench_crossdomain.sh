@@ -48,7 +48,7 @@ data, cross, out = sys.argv[1:]
 read = lambda f: [l.rstrip('\n').split('\t') for l in open(f, encoding='utf-8')]
 def write(name, rows):
     with open('%s/%s.txt' % (out, name), 'w', encoding='utf-8') as f:
-        f.writelines('%s\t%s\n' % r for r in rows)
+        f.writelines('%s\t%s\n' % tuple(r) for r in rows)
 nopunct = lambda t: re.sub(' +', ' ', ''.join(' ' if unicodedata.category(c)[0] == 'P' else c for c in t)).strip()
 x, dev, train = read(cross), read(data + '/dev.txt')[:2000], read(data + '/train.txt')
 rng = random.Random(7)
