@@ -16,6 +16,14 @@ namespace newscls {
 
 std::string normalize_title(std::string_view title);
 
+// normalize_title, and with fold_punctuation every punctuation character (Unicode general
+// category P*: "，" "？" "！" "：" "《" ...) also becomes a space, except the ASCII marks used
+// inside numbers and names (. _ % - / ' & # @ * and backslash): a separator then reads the same whichever
+// mark an outlet uses. THUCNews separates clauses with spaces, other outlets with commas, and
+// its rare "？"/"！" are mostly sports titles.
+//   normalize_title("王者荣耀：新英雄？涨2.5%", true);   // "王者荣耀 新英雄 涨2.5%"
+std::string normalize_title(std::string_view title, bool fold_punctuation);
+
 // Contiguous character n-grams of orders n_min..n_max, in order of position then order.
 // Spaces are characters too; grams consisting only of a space are dropped.
 std::vector<std::string> char_ngrams(const std::vector<std::string_view>& chars, int n_min,

@@ -37,6 +37,31 @@ Batch make_batch(const std::vector<std::vector<std::int64_t>>& encoded,
   return batch;
 }
 
+std::vector<std::vector<std::int64_t>> join_same_label(const std::vector<std::vector<std::int64_t>>& encoded,
+                                                       const std::vector<std::size_t>& rows,
+                                                       const std::vector<std::vector<std::size_t>>& by_label,
+                                                       const std::vector<int>& labels, double join_prob,
+                                                       std::int64_t max_len, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const auto cap = static_cast<std::size_t>(std::max<std::int64_t>(max_len, 3));
+  std::vector<std::vector<std::int64_t>> out;
+  out.reserve(rows.size());
+  for (std::size_t r : rows) {
+    std::vector<std::int64_t> ids = encoded[r];
+    const auto& same = by_label[static_cast<std::size_t>(labels[r])];
+    if (unit(rng) < join_prob && !same.empty()) {
+      const auto& other = encoded[same[std::uniform_int_distribution<std::size_t>(0, same.size() - 1)(rng)]];
+      ids.insert(ids.end(), other.begin() + 1, other.end());  // other without its [CLS]
+      if (ids.size() > cap) {
+        ids.resize(cap);
+        ids.back() = kSep;
+      }
+    }
+    out.push_back(std::move(ids));
+  }
+  return out;
+}
+
 std::vector<std::vector<std::size_t>> bucket_batches(const std::vector<std::size_t>& lengths,
                                                      std::size_t batch_size, std::mt19937_64* rng) {
   std::vector<std::size_t> order(lengths.size());

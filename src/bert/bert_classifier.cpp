@@ -172,6 +172,7 @@ class BertClassifier final : public Classifier {
 void BertClassifier::build_model(std::int64_t num_classes) {
   // An imported table may have more rows than vocab.txt has lines.
   options_.arch.vocab_size = std::max(options_.arch.vocab_size, vocab_->size());
+  vocab_->set_fold_punctuation(options_.fold_punctuation);
   model_ = ClassifierModel(options_.arch, num_classes, rng_);
 }
 

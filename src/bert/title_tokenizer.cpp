@@ -57,7 +57,7 @@ void TitleTokenizer::save(BundleWriter& bundle, std::int64_t rows) const {
 }
 
 std::vector<std::int64_t> TitleTokenizer::encode(const std::string& title, std::int64_t max_len) const {
-  if (chars_) return chars_->encode(title, max_len);
+  if (chars_) return chars_->encode(title, max_len, fold_punctuation_);
   return wordpiece_->encode(title, static_cast<std::size_t>(max_len));
 }
 

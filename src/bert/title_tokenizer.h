@@ -31,6 +31,9 @@ class TitleTokenizer {
 
   // [CLS] tokens [SEP], at most max_len ids.
   std::vector<std::int64_t> encode(const std::string& title, std::int64_t max_len) const;
+  // Char vocabulary only (a WordPiece vocabulary splits as transformers does): config key
+  // fold_punctuation.
+  void set_fold_punctuation(bool fold) { fold_punctuation_ = fold; }
   std::vector<std::string> tokens_of(const std::vector<std::int64_t>& ids) const;
   std::int64_t size() const;
   bool is_wordpiece() const { return wordpiece_.has_value(); }
@@ -38,6 +41,7 @@ class TitleTokenizer {
  private:
   std::optional<CharVocab> chars_;
   std::optional<hf::BertTokenizer> wordpiece_;
+  bool fold_punctuation_ = false;
 };
 
 }  // namespace newscls::bert

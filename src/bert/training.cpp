@@ -33,6 +33,16 @@ std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream, std::uint64_t e
   return seed * 0x9E3779B97F4A7C15ULL + stream * 0xD1B54A32D192ED03ULL + epoch;
 }
 
+std::vector<std::vector<std::size_t>> rows_by_label(const std::vector<int>& labels) {
+  std::vector<std::vector<std::size_t>> by_label;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const auto label = static_cast<std::size_t>(labels[i]);
+    if (label >= by_label.size()) by_label.resize(label + 1);
+    by_label[label].push_back(i);
+  }
+  return by_label;
+}
+
 std::vector<std::size_t> lengths_of(const Encoded& titles) {
   std::vector<std::size_t> lengths;
   lengths.reserve(titles.size());
@@ -316,6 +326,7 @@ struct FineTuneRun {
         job(j),
         lengths(lengths_of(*j.train)),
         global_batch(static_cast<std::size_t>(options.batch_size) * world_of(j.comm)),
+        by_label(rows_by_label(*j.train_labels)),
         total(total_steps(lengths.size(), static_cast<int>(global_batch), options.epochs, options.max_steps)),
         optimizer(*model, options.lr, options.weight_decay),
         live(named_state(*model)),
@@ -326,6 +337,7 @@ struct FineTuneRun {
   const FineTuneJob& job;
   std::vector<std::size_t> lengths;
   std::size_t global_batch;  // batch_size per rank x ranks
+  std::vector<std::vector<std::size_t>> by_label;
   std::int64_t total;
   Optimiser optimizer;
   NamedTensors live, best;
@@ -333,12 +345,28 @@ struct FineTuneRun {
   double ema_loss = 0;
 };
 
+// The batch with join_prob of its titles joined to another of their class; the draws depend
+// on the seed and step only, so a resumed run joins the same titles.
+Batch joined_batch(const FineTuneRun& r, const std::vector<std::size_t>& rows) {
+  std::mt19937_64 gen(mix_seed(r.job.seed, 6, static_cast<std::uint64_t>(r.s.step)));
+  const Encoded titles = join_same_label(*r.job.train, rows, r.by_label, *r.job.train_labels, r.o.join_prob,
+                                         r.o.arch.max_len, gen);
+  std::vector<int> labels;
+  labels.reserve(rows.size());
+  for (std::size_t row : rows) labels.push_back((*r.job.train_labels)[row]);
+  std::vector<std::size_t> local(rows.size());
+  for (std::size_t i = 0; i < local.size(); ++i) local[i] = i;
+  Batch batch = make_batch(titles, local, &labels);
+  batch.rows = rows;
+  return batch;
+}
+
 void fine_tune_step(FineTuneRun& r, const std::vector<std::size_t>& rows, Progress& bar) {
   FineTuneState& s = r.s;
   const Stopwatch watch;
   const std::clock_t cpu_start = std::clock();
   const double l = shard_backward(r.optimizer, *r.model, r.job.comm, rows, [&](const std::vector<std::size_t>& mine) {
-    Batch batch = make_batch(*r.job.train, mine, r.job.train_labels);
+    Batch batch = r.o.join_prob > 0 ? joined_batch(r, mine) : make_batch(*r.job.train, mine, r.job.train_labels);
     return torch::cross_entropy_loss(r.model(batch.ids, batch.key_valid), batch.labels);
   });
   optimiser_step(r.optimizer, r.o, r.o.lr, s.step, r.total);

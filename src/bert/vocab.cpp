@@ -70,9 +70,10 @@ void CharVocab::save(const std::string& path) const {
   w.finish();
 }
 
-std::vector<std::int64_t> CharVocab::encode(const std::string& title, std::int64_t max_len) const {
+std::vector<std::int64_t> CharVocab::encode(const std::string& title, std::int64_t max_len,
+                                            bool fold_punctuation) const {
   std::vector<std::int64_t> ids{kCls};
-  const std::string text = normalize_title(title);
+  const std::string text = normalize_title(title, fold_punctuation);
   for (std::string_view ch : split_utf8_chars(text)) {
     if (static_cast<std::int64_t>(ids.size()) + 1 >= max_len) break;
     auto it = ids_.find(std::string(ch));

@@ -23,10 +23,10 @@ constexpr const char* kPayload = "fasttext.bin";
 // Below this many titles per thread, starting threads costs more than it saves.
 constexpr std::size_t kMinTitlesPerThread = 256;
 
-std::vector<std::string> normalize_all(const std::vector<std::string>& titles) {
+std::vector<std::string> normalize_all(const std::vector<std::string>& titles, bool fold_punctuation) {
   std::vector<std::string> out;
   out.reserve(titles.size());
-  for (const std::string& t : titles) out.push_back(normalize_title(t));
+  for (const std::string& t : titles) out.push_back(normalize_title(t, fold_punctuation));
   return out;
 }
 
@@ -69,11 +69,11 @@ nlohmann::json FastTextClassifier::train(const TrainContext& ctx) {
   if (!ctx.train || !ctx.labels) throw UsageError("fasttext: training needs a train set and labels");
   const Stopwatch watch;
   const int threads = train_threads(ctx);
-  const std::vector<std::string> titles = normalize_all(ctx.train->titles);
+  const std::vector<std::string> titles = normalize_all(ctx.train->titles, settings_.fold_punctuation);
   nlohmann::json facts = nlohmann::json::object();
   if (settings_.autotune) {
     if (!ctx.dev || ctx.dev->size() == 0) throw UsageError("fasttext: autotune needs a dev set");
-    AutotuneResult tuned = autotune(settings_, titles, ctx.train->labels, normalize_all(ctx.dev->titles),
+    AutotuneResult tuned = autotune(settings_, titles, ctx.train->labels, normalize_all(ctx.dev->titles, settings_.fold_punctuation),
                                     ctx.dev->labels, ctx.labels->size(), {ctx.seed, threads});
     settings_ = tuned.settings;
     facts["autotune"] = tuned.report;
@@ -84,7 +84,7 @@ nlohmann::json FastTextClassifier::train(const TrainContext& ctx) {
   if (settings_.quantize) facts["quantize"] = quantize_engine(fit.engine, settings_);
   engine_ = std::move(fit.engine);
   if (ctx.dev && ctx.dev->size() > 0) {
-    facts["dev_accuracy"] = engine_accuracy(*engine_, normalize_all(ctx.dev->titles), ctx.dev->labels, threads);
+    facts["dev_accuracy"] = engine_accuracy(*engine_, normalize_all(ctx.dev->titles, settings_.fold_punctuation), ctx.dev->labels, threads);
   }
   const double seconds = watch.seconds();
   facts["train_titles_per_second"] = static_cast<double>(titles.size()) * settings_.epochs * settings_.ensemble / seconds;
@@ -96,7 +96,7 @@ std::vector<Prediction> FastTextClassifier::predict_batch(const std::vector<std:
   std::vector<Prediction> out(titles.size());
   parallel_for(titles.size(), threads_, [&](std::size_t begin, std::size_t end, int) {
     Predictor predictor(*engine_);
-    for (std::size_t i = begin; i < end; ++i) out[i] = prediction_from_probs(predictor.probs(normalize_title(titles[i])));
+    for (std::size_t i = begin; i < end; ++i) out[i] = prediction_from_probs(predictor.probs(normalize_title(titles[i], settings_.fold_punctuation)));
   }, kMinTitlesPerThread);
   return out;
 }

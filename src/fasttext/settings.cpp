@@ -28,6 +28,7 @@ nlohmann::json to_json(const Settings& s) {
       {"pooling", pooling_name(s.pooling)},
       {"dropout", s.dropout},
       {"label_smoothing", s.label_smoothing},
+      {"fold_punctuation", s.fold_punctuation},
       {"ensemble", s.ensemble},
       {"threads", s.threads},
       {"autotune", s.autotune},
@@ -57,6 +58,8 @@ Settings parse_settings(const nlohmann::json& raw) {
   s.pooling = parse_pooling(config_string(config, "pooling"));
   s.dropout = config_double(config, "dropout", 0.0, 0.9);
   s.label_smoothing = config_double(config, "label_smoothing", 0.0, 0.5);
+  // Absent from bundles written before it: they read punctuation as characters.
+  s.fold_punctuation = config.contains("fold_punctuation") && config_bool(config, "fold_punctuation");
   s.ensemble = static_cast<int>(config_int(config, "ensemble", 1, 16));
   s.threads = static_cast<int>(config_int(config, "threads", 0, 1024));
   s.autotune = config_bool(config, "autotune");

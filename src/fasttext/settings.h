@@ -28,6 +28,7 @@ struct Settings {
   Pooling pooling = Pooling::kMean;
   double dropout = 0.2;
   double label_smoothing = 0.0;
+  bool fold_punctuation = false;  // normalize_title(title, true); bundles without the key: false
   int ensemble = 1;
   int threads = 0;               // 0 = the --threads of the run
   bool autotune = false;

@@ -1,4 +1,7 @@
 #include "newscls/text.h"
+
+#include <utf8proc.h>
+
 #include "newscls/utf8.h"
 
 namespace newscls {
@@ -15,20 +18,43 @@ char32_t fold(char32_t cp) {
   return cp;
 }
 
+// Punctuation that separates clauses or sentences. ASCII marks that sit inside numbers,
+// names and addresses ("2.5%", "230-290", "a/b", "c&a", "#1") stay characters.
+bool is_separating_punctuation(char32_t cp) {
+  if (cp < 0x80 && std::string_view("._%-/'&#@*\\").find(static_cast<char>(cp)) != std::string_view::npos) {
+    return false;
+  }
+  switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
+    case UTF8PROC_CATEGORY_PC:
+    case UTF8PROC_CATEGORY_PD:
+    case UTF8PROC_CATEGORY_PS:
+    case UTF8PROC_CATEGORY_PE:
+    case UTF8PROC_CATEGORY_PI:
+    case UTF8PROC_CATEGORY_PF:
+    case UTF8PROC_CATEGORY_PO:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
-std::string normalize_title(std::string_view title) {
+std::string normalize_title(std::string_view title) { return normalize_title(title, false); }
+
+std::string normalize_title(std::string_view title, bool fold_punctuation) {
   std::string out;
   out.reserve(title.size());
   bool pending_space = false;
   for (char32_t cp : decode_utf8(title)) {
-    if (is_space(cp)) {
+    cp = fold(cp);
+    if (is_space(cp) || (fold_punctuation && is_separating_punctuation(cp))) {
       pending_space = !out.empty();
       continue;
     }
     if (pending_space) out.push_back(' ');
     pending_space = false;
-    append_utf8(fold(cp), out);
+    append_utf8(cp, out);
   }
   return out;
 }

@@ -17,6 +17,7 @@ namespace newscls::tfidf_rf {
 struct TokenOptions {
   int ngram_min = 1;
   int ngram_max = 2;
+  bool fold_punctuation = false;  // normalize_title(title, true)
 };
 
 class TitleTokenizer {

@@ -50,11 +50,15 @@ Settings parse_settings(const nlohmann::json& c) {
   s.tokens.ngram_min = static_cast<int>(config_int(c, "ngram_min", 1, 8));
   s.tokens.ngram_max = static_cast<int>(config_int(c, "ngram_max", 1, 8));
   if (s.tokens.ngram_max < s.tokens.ngram_min) throw ConfigError("ngram_max", "must be >= ngram_min");
+  // Absent from bundles written before it: they read punctuation as characters.
+  s.tokens.fold_punctuation = c.contains("fold_punctuation") && config_bool(c, "fold_punctuation");
   s.subword = config_bool(c, "subword");
   s.subword_vocab_size = static_cast<int>(config_int(c, "subword_vocab_size", 100, 1000000));
   s.tfidf.min_df = static_cast<int>(config_int(c, "min_df", 1, 1000000000));
   s.tfidf.max_features = static_cast<int>(config_int(c, "max_features", 0, 100000000));
   s.tfidf.sublinear_tf = config_bool(c, "sublinear_tf");
+  // Absent from bundles written before it: their rows are L2-normalised.
+  s.tfidf.l2_normalize = !c.contains("l2_normalize") || config_bool(c, "l2_normalize");
   s.forest.n_trees = static_cast<int>(config_int(c, "n_trees", 1, 100000));
   s.forest.max_depth = static_cast<int>(config_int(c, "max_depth", 0, 100000));
   s.forest.min_samples_leaf = static_cast<int>(config_int(c, "min_samples_leaf", 1, 1000000000));
@@ -67,11 +71,13 @@ Settings parse_settings(const nlohmann::json& c) {
 nlohmann::json default_config() {
   return {{"ngram_min", 1},
           {"ngram_max", 2},
+          {"fold_punctuation", false},
           {"subword", false},
           {"subword_vocab_size", 8000},
           {"min_df", 2},
           {"max_features", 50000},
           {"sublinear_tf", true},
+          {"l2_normalize", false},
           {"n_trees", 100},
           {"max_depth", 0},
           {"min_samples_leaf", 3},

@@ -9,9 +9,11 @@ namespace newscls::tfidf_rf {
 TfidfVectorizer::TfidfVectorizer(TfidfOptions options) : options_(options) {}
 
 TfidfVectorizer TfidfVectorizer::from_parts(std::vector<std::string> vocabulary,
-                                            std::vector<float> idf, bool sublinear_tf) {
+                                            std::vector<float> idf, bool sublinear_tf,
+                                            bool l2_normalize) {
   TfidfVectorizer v;
   v.options_.sublinear_tf = sublinear_tf;
+  v.options_.l2_normalize = l2_normalize;
   for (const std::string& term : vocabulary) v.index_.find_or_add(term);
   v.idf_ = std::move(idf);
   return v;
@@ -81,7 +83,7 @@ void TfidfVectorizer::transform(const std::vector<std::string>& doc_tokens, Spar
     norm += w * w;
     i = j;
   }
-  if (norm > 0) {
+  if (options_.l2_normalize && norm > 0) {
     const double scale = 1.0 / std::sqrt(norm);
     for (auto& entry : row) entry.second = static_cast<float>(entry.second * scale);
   }

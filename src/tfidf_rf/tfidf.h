@@ -5,7 +5,7 @@
 // count, ties by term), orders the vocabulary by term bytes and computes the smoothed idf
 //   idf(t) = ln((1 + n_docs) / (1 + df(t))) + 1.
 // A document's weight for term t is tf'(t) * idf(t) with tf' = 1 + ln(tf) (sublinear) or
-// tf, and each row is L2-normalised. Unknown terms are ignored.
+// tf, and each row is L2-normalised (unless l2_normalize is false). Unknown terms are ignored.
 //
 //   TfidfVectorizer v({2, 50000, true});
 //   for (auto& doc : docs) v.count(doc);
@@ -27,6 +27,9 @@ struct TfidfOptions {
   int min_df = 1;
   int max_features = 0;  // 0 keeps every term
   bool sublinear_tf = true;
+  // false: a term's weight no longer shrinks as the title grows, so length stops being a
+  // feature the trees can split on.
+  bool l2_normalize = true;
 };
 
 class TfidfVectorizer {
@@ -34,7 +37,7 @@ class TfidfVectorizer {
   explicit TfidfVectorizer(TfidfOptions options = {});
   // A fitted vectoriser from a saved vocabulary and idf (same length, vocab sorted).
   static TfidfVectorizer from_parts(std::vector<std::string> vocabulary, std::vector<float> idf,
-                                    bool sublinear_tf);
+                                    bool sublinear_tf, bool l2_normalize = true);
 
   void count(const std::vector<std::string>& doc_tokens);
   void finish_fit();

@@ -42,7 +42,7 @@ TfidfVectorizer load_tfidf(const std::string& path, const Settings& settings) {
   std::vector<float> idf = r.f32_array();
   r.expect_end();
   if (idf.size() != vocabulary.size()) throw ModelFormatError(path, "idf and vocabulary sizes differ");
-  return TfidfVectorizer::from_parts(std::move(vocabulary), std::move(idf), sublinear);
+  return TfidfVectorizer::from_parts(std::move(vocabulary), std::move(idf), sublinear, settings.tfidf.l2_normalize);
 }
 
 }  // namespace newscls::tfidf_rf

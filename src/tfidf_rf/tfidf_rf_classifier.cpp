@@ -122,7 +122,7 @@ void TfidfRfClassifier::fit_subword(const std::vector<std::string>& titles) {
   if (!settings_.subword) return;
   std::vector<std::string> normalized;
   normalized.reserve(titles.size());
-  for (const std::string& t : titles) normalized.push_back(normalize_title(t));
+  for (const std::string& t : titles) normalized.push_back(normalize_title(t, settings_.tokens.fold_punctuation));
   SubwordOptions so;
   so.vocab_size = settings_.subword_vocab_size;
   subword_ = SubwordTokenizer::train(normalized, so);

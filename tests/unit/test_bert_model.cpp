@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include "bert/attention_dump.h"
+#include "bert/batching.h"
 #include "bert/bert.h"
 #include "bert/encoder.h"
 #include "bert/fast_dropout.h"
@@ -37,6 +38,45 @@ TEST(BertVocab, EncodesWithSpecialTokensAndTruncates) {
   const std::string path = testing::scratch_dir() + "/vocab.bin";
   v.save(path);
   EXPECT_EQ(CharVocab::load(path).tokens(), v.tokens());
+}
+
+TEST(BertVocab, FoldPunctuationReadsMarksAsTheSpaceAndKeepsTheVocabulary) {
+  CharVocab v = CharVocab::build({"季后赛 决赛？", "季后赛 决赛？"}, 2, 100);
+  EXPECT_EQ(v.encode("季后赛？决赛", 64, true), v.encode("季后赛 决赛", 64, false));
+  EXPECT_NE(v.encode("季后赛？决赛", 64, false), v.encode("季后赛 决赛", 64, false));
+  EXPECT_EQ(v.encode("？季后赛！", 64, true), v.encode("季后赛", 64, false));
+}
+
+TEST(BertJoin, JoinsTitlesOfTheSameLabelAndCutsAtMaxLen) {
+  const std::vector<std::vector<std::int64_t>> encoded = {
+      {kCls, 10, 11, kSep}, {kCls, 20, kSep}, {kCls, 30, 31, 32, kSep}};
+  const std::vector<int> labels = {0, 1, 0};
+  const std::vector<std::vector<std::size_t>> by_label = {{0, 2}, {1}};
+  std::mt19937_64 rng(3);
+  auto none = join_same_label(encoded, {2, 1}, by_label, labels, 0.0, 64, rng);
+  EXPECT_EQ(none, (std::vector<std::vector<std::int64_t>>{encoded[2], encoded[1]}));
+  auto all = join_same_label(encoded, {1, 0}, by_label, labels, 1.0, 64, rng);
+  EXPECT_EQ(all[0], (std::vector<std::int64_t>{kCls, 20, kSep, 20, kSep}));  // label 1 has one title
+  ASSERT_GE(all[1].size(), 6u);
+  EXPECT_EQ(std::vector<std::int64_t>(all[1].begin(), all[1].begin() + 4), encoded[0]);
+  EXPECT_TRUE(all[1][4] == 10 || all[1][4] == 30) << all[1][4];
+  auto cut = join_same_label(encoded, {2}, by_label, labels, 1.0, 6, rng);
+  ASSERT_EQ(cut[0].size(), 6u);
+  EXPECT_EQ(cut[0].back(), kSep);
+}
+
+TEST(BertOptions, BundlesWithoutTheNewKeysNeitherFoldNorJoin) {
+  nlohmann::json config = strip_docs(default_options_json());
+  config["fold_punctuation"] = true;
+  config["join_prob"] = 0.25;
+  EXPECT_TRUE(parse_options(config).fold_punctuation);
+  EXPECT_EQ(parse_options(config).join_prob, 0.25);
+  config["join_prob"] = 1.5;
+  EXPECT_THROW(parse_options(config), ConfigError);
+  config.erase("fold_punctuation");
+  config.erase("join_prob");
+  EXPECT_FALSE(parse_options(config).fold_punctuation);
+  EXPECT_EQ(parse_options(config).join_prob, 0.0);
 }
 
 TEST(BertBigrams, HashPairsIntoBucketsAndHideSpecialTokens) {

@@ -18,6 +18,19 @@ TEST(Normalize, IsIdempotent) {
   EXPECT_EQ(normalize_title(once), once);
 }
 
+TEST(Normalize, FoldPunctuationMakesEveryMarkASeparator) {
+  EXPECT_EQ(normalize_title("王者荣耀：新英雄？太强了！！", true), "王者荣耀 新英雄 太强了");
+  EXPECT_EQ(normalize_title("「SEC」开会，讨论…", true), "sec 开会 讨论");
+  EXPECT_EQ(normalize_title("《魔兽世界》 新版本", true), "魔兽世界 新版本");
+  // Without folding the marks stay characters (bundles trained before the option).
+  EXPECT_EQ(normalize_title("新英雄？太强了！", false), "新英雄?太强了!");
+  EXPECT_EQ(normalize_title("？！", true), "");
+  // Marks inside numbers and names stay.
+  EXPECT_EQ(normalize_title("涨2.5%，230-290平、c&a", true), "涨2.5% 230-290平 c&a");
+  const std::string once = normalize_title("Ａ，ｂ？ 中文", true);
+  EXPECT_EQ(normalize_title(once, true), once);
+}
+
 TEST(Utf8, ValidatesAndSplits) {
   EXPECT_TRUE(is_valid_utf8("中文abc"));
   EXPECT_FALSE(is_valid_utf8("\xC0\x80"));          // overlong

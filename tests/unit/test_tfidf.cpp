@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "tfidf_rf/features.h"
+#include "tfidf_rf/settings.h"
 #include "tfidf_rf/tfidf.h"
+#include "tfidf_rf/tfidf_rf.h"
 
 namespace newscls::tfidf_rf {
 namespace {
@@ -48,6 +50,35 @@ TEST(Tfidf, SublinearWeightsAreL2Normalised) {
   EXPECT_EQ(row[1].first, 2);
   EXPECT_NEAR(row[0].second, 0.5085423f, 1e-6);
   EXPECT_NEAR(row[1].second, 0.8610370f, 1e-6);
+}
+
+TEST(Tfidf, WithoutL2NormATermWeighsTheSameInShortAndLongTitles) {
+  TfidfVectorizer v = fitted({1, 0, true, false});
+  SparseRow row;
+  v.transform({"b"}, row);  // b: idf 1
+  ASSERT_EQ(row.size(), 1u);
+  EXPECT_NEAR(row[0].second, 1.0f, 1e-6);
+  v.transform({"a", "a", "b", "c"}, row);  // a: (1 + ln 2) * 1.6931472, b: 1, c: 1.6931472
+  ASSERT_EQ(row.size(), 3u);
+  EXPECT_NEAR(row[0].second, 2.8667474f, 1e-6);
+  EXPECT_NEAR(row[1].second, 1.0f, 1e-6);
+  EXPECT_NEAR(row[2].second, 1.6931472f, 1e-6);
+  TfidfVectorizer loaded = TfidfVectorizer::from_parts(v.vocabulary(), v.idf(), true, false);
+  SparseRow again;
+  loaded.transform({"a", "a", "b", "c"}, again);
+  EXPECT_EQ(again, row);
+}
+
+TEST(TfidfRfSettings, BundlesWithoutTheNewKeysKeepL2AndPunctuation) {
+  nlohmann::json config = default_config();
+  config["l2_normalize"] = false;
+  config["fold_punctuation"] = true;
+  EXPECT_FALSE(parse_settings(config).tfidf.l2_normalize);
+  EXPECT_TRUE(parse_settings(config).tokens.fold_punctuation);
+  config.erase("fold_punctuation");
+  config.erase("l2_normalize");
+  EXPECT_TRUE(parse_settings(config).tfidf.l2_normalize);
+  EXPECT_FALSE(parse_settings(config).tokens.fold_punctuation);
 }
 
 TEST(Tfidf, RawTermFrequency) {
