@@ -79,8 +79,8 @@ TEST(BertQuantize, Int8LinearStaysNearF32AndIsUsedWhenAttached) {
   layer->bias.normal_(0.0, 0.5);
   const torch::Tensor x = torch::randn({3, 7, 48});
   const torch::Tensor f32 = layer(x);
+  select_int8_engine("onednn");  // before attaching: the weights are prepacked for the engine
   attach_int8_linears(*layer, {{"weight", quantize_rows(layer->weight)}});
-  select_int8_engine("onednn");
   const torch::Tensor int8 = run_linear(layer, x);
   ASSERT_EQ(int8.sizes(), f32.sizes());
   const double diff = (int8 - f32).abs().max().item<double>();
