@@ -44,7 +44,7 @@ Architecture tiny_arch() {
 }
 
 // Weights large enough that the classes are far from uniform (init_bert_weights' 0.02 would
-// make every probability close to 0.1 and the comparison trivial).
+// make every probability close to 1/5 and the comparison trivial).
 ClassifierModel tiny_model(std::uint64_t seed) {
   torch::manual_seed(seed);
   ClassifierModel m(tiny_arch(), 5, std::make_shared<MaskRng>(seed));
@@ -105,7 +105,7 @@ TEST(BertQuantize, TinyModelProbabilitiesStayNearF32) {
   c10::InferenceMode guard;
   const torch::Tensor a = torch::softmax(f32(ids, valid), 1);
   const torch::Tensor b = torch::softmax(int8(ids, valid), 1);
-  EXPECT_GT(a.max().item<double>(), 0.4) << "the test model should be confident";
+  EXPECT_GT(a.max().item<double>(), 0.3) << "the test model should be far from uniform (0.2)";
   const double diff = (a - b).abs().max().item<double>();
   std::cout << "tiny model: probabilities max abs diff " << diff << ", largest probability "
             << a.max().item<double>() << "\n";
