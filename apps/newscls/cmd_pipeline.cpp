@@ -24,6 +24,10 @@ void setup_pipeline(CLI::App& app) {
   add_threads_option(*cmd, r->threads);
   add_skip_bad_lines_option(*cmd, r->skip_bad_lines);
   cmd->add_flag("--resume", r->resume, "Skip stages whose bundle and metrics are complete; resume bert from its checkpoint");
+  cmd->add_option("--compress", r->compress,
+                  "Compression stage after each stage whose family offers this method (newscls compress, "
+                  "default settings); none to skip")
+      ->capture_default_str();
   cmd->add_option("--attention-titles", r->attention_titles, "Attention heatmaps shown in the report (families with attention)")
       ->capture_default_str();
   cmd->callback([r] {

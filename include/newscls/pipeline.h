@@ -4,7 +4,8 @@
 // A stage that fails is recorded with its error and the next one still runs. A stage whose
 // family says it cannot run here (the LLM stage without an API key) is reported as skipped
 // with the family's reason. With resume, stages whose bundle and metrics are
-// complete are not run again.
+// complete are not run again. A compression stage follows each stage whose family offers the
+// request's compression method; the report's compression table reads its compression.json.
 //
 //   PipelineRequest req; req.stages = {"tfidf-rf", "fasttext"};
 //   req.overrides = {"tfidf-rf.n_trees=10"};
@@ -30,6 +31,11 @@ struct PipelineRequest {
   bool resume = false;
   bool skip_bad_lines = false;
   std::size_t attention_titles = 3;    // BERT attention heatmaps shown in the report
+  // After a stage whose family offers this compression method (Family::compress_methods), a
+  // stage "<stage>-<method>" compresses its bundle with the method's default settings
+  // (newscls compress) into the run folder; "" for none. quantize: chosen on dev
+  // (docs/BENCHMARKS.md, "int8 quantisation"), it needs no training.
+  std::string compress = "quantize";
 };
 
 enum class StageStatus { kDone, kResumed, kSkipped, kFailed };

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "bert/quantized_linear.h"
 #include "newscls/error.h"
 
 namespace newscls::bert {
@@ -72,12 +73,12 @@ AttentionOutput MultiHeadAttentionImpl::forward(const torch::Tensor& x, const At
     throw UsageError("first-position attention needs a mask that does not depend on the query");
   }
   const torch::Tensor queries = first_only ? x.slice(1, 0, 1) : x;
-  torch::Tensor q = split_heads(query_(queries));
-  torch::Tensor k = split_heads(key_(x));
-  torch::Tensor v = split_heads(value_(x));
+  torch::Tensor q = split_heads(run_linear(query_, queries));
+  torch::Tensor k = split_heads(run_linear(key_, x));
+  torch::Tensor v = split_heads(run_linear(value_, x));
   AttentionOutput heads = scaled_dot_product_attention(q, k, v, mask, true, &dropout_);
   torch::Tensor concat = heads.output.transpose(1, 2).reshape({x.size(0), queries.size(1), hidden_});
-  return {output_(concat), heads.weights};
+  return {run_linear(output_, concat), heads.weights};
 }
 
 }  // namespace newscls::bert

@@ -13,6 +13,7 @@
 #include "bert/bert.h"
 #include "bert/encoder.h"
 #include "bert/hf_import.h"
+#include "bert/quantize.h"
 #include "bert/settings.h"
 #include "bert/tensor_io.h"
 #include "bert/title_tokenizer.h"
@@ -158,6 +159,7 @@ class BertClassifier final : public Classifier {
   std::vector<std::string> label_names_;
   std::string bundle_dir_, imported_from_;  // for the error of an encoder asked to classify
   std::size_t predict_threads_ = 1;          // threads one predict_batch call splits over
+  std::optional<Int8Layout> int8_;  // set when loaded from an int8 bundle (quantize.h)
 
  public:
   std::vector<Embedding> embed(const std::vector<std::string>& titles) override;
@@ -326,7 +328,11 @@ std::vector<Prediction> BertClassifier::predict_batch(const std::vector<std::str
 void BertClassifier::save(BundleWriter& bundle) const {
   require_model();
   vocab_->save(bundle, options_.arch.vocab_size);
-  save_tensors(bundle.payload_path(kWeightsPayload), named_state(*model_));
+  if (int8_) {
+    save_int8_weights(bundle.payload_path(kInt8Payload), *model_, *int8_);
+  } else {
+    save_tensors(bundle.payload_path(kWeightsPayload), named_state(*model_));
+  }
 }
 
 void BertClassifier::load(const Bundle& bundle) {
@@ -337,7 +343,12 @@ void BertClassifier::load(const Bundle& bundle) {
                        ? facts["imported_from"].get<std::string>() : "";
   vocab_ = TitleTokenizer::load(bundle, options_.tokenizer);
   build_model(options_.classifier ? static_cast<std::int64_t>(label_names_.size()) : 0);
-  load_tensors(bundle.payload_path(kWeightsPayload), named_state(*model_));
+  int8_.reset();
+  if (has_int8_weights(bundle)) {
+    int8_ = load_int8_weights(bundle.payload_path(kInt8Payload), *model_);
+  } else {
+    load_tensors(bundle.payload_path(kWeightsPayload), named_state(*model_));
+  }
   model_->eval();
 }
 

@@ -24,4 +24,7 @@ const std::vector<CompressMethod>& compress_methods();
 std::vector<std::string> compress_method_names();
 nlohmann::json compress_bundle(const CompressRequest& request);
 
+// int8 Linear layers and tables (quantize.cpp).
+nlohmann::json quantize_bundle(const CompressRequest& request);
+
 }  // namespace newscls::bert

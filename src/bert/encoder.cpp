@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "bert/quantized_linear.h"
 #include "bert/vocab.h"
 #include "newscls/error.h"
 
@@ -85,7 +86,7 @@ AttentionOutput EncoderLayerImpl::forward(const torch::Tensor& x, const Attentio
   AttentionOutput attended = attention_(x, mask, first_only);
   const torch::Tensor residual = first_only ? x.slice(1, 0, 1) : x;
   torch::Tensor h = attention_norm_(residual + dropout_(attended.output));
-  torch::Tensor ff = output_(torch::gelu(intermediate_(h)));
+  torch::Tensor ff = run_linear(output_, torch::gelu(run_linear(intermediate_, h)));
   return {output_norm_(h + dropout_(ff)), attended.weights};
 }
 
@@ -163,12 +164,12 @@ ClassifierModelImpl::ClassifierModelImpl(const Architecture& arch, std::int64_t 
 
 torch::Tensor ClassifierModelImpl::pooled(const torch::Tensor& cls) {
   if (!has_pooler()) throw UsageError("this encoder has no pooler");
-  return torch::tanh(pooler_(cls));
+  return torch::tanh(run_linear(pooler_, cls));
 }
 
 torch::Tensor ClassifierModelImpl::head(const torch::Tensor& hidden) {
   if (!has_classifier()) throw UsageError("this encoder has no classifier head");
-  return classifier_(dropout_(pooled(hidden.select(1, 0))));
+  return run_linear(classifier_, dropout_(pooled(hidden.select(1, 0))));
 }
 
 torch::Tensor ClassifierModelImpl::forward(const torch::Tensor& ids, const torch::Tensor& key_valid) {

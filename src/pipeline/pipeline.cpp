@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "newscls/atomic_file.h"
 #include "newscls/bundle.h"
+#include "newscls/compress_workflow.h"
 #include "newscls/registry.h"
 #include "newscls/stopwatch.h"
 #include "newscls/error.h"
@@ -91,6 +93,44 @@ StageResult run_stage(const PipelineRequest& request, const std::string& stage, 
   return result;
 }
 
+bool compression_complete(const std::string& dir) {
+  return fs::exists(dir + "/compression.json") && stage_complete(dir);
+}
+
+// The request's compression of a finished stage's bundle, as a stage of its own named
+// "<stage>-<method>"; nullopt when the run asks for none or the family lacks the method.
+std::optional<StageResult> run_compression(const PipelineRequest& request, const std::string& stage,
+                                           const std::string& run_dir) {
+  const std::vector<std::string> methods = find_family(stage).compress_methods();
+  if (std::find(methods.begin(), methods.end(), request.compress) == methods.end()) return std::nullopt;
+  CompressOptions o;
+  o.method = request.compress;
+  o.model_dir = run_dir + "/" + stage;
+  StageResult result{stage + "-" + o.method, StageStatus::kDone, "", 0};
+  o.out_dir = run_dir + "/" + result.stage;
+  if (request.resume && compression_complete(o.out_dir)) {
+    result.status = StageStatus::kResumed;
+    result.reason = "bundle and compression.json already complete";
+    return result;
+  }
+  o.data_dir = request.data_dir;
+  o.seed = request.seed;
+  o.threads = request.threads;
+  o.skip_bad_lines = request.skip_bad_lines;
+  const Stopwatch watch;
+  try {
+    run_compress(o);
+  } catch (const InterruptedError&) {
+    throw;
+  } catch (const std::exception& e) {
+    result.status = StageStatus::kFailed;
+    result.reason = e.what();
+    spdlog::error("stage {} failed: {}", result.stage, e.what());
+  }
+  result.wall_seconds = watch.seconds();
+  return result;
+}
+
 }  // namespace
 
 const char* to_string(StageStatus status) {
@@ -140,6 +180,12 @@ PipelineSummary run_pipeline(const PipelineRequest& request) {
     const StageResult& r = summary.stages.back();
     spdlog::info("stage {}: {}{}{}", r.stage, to_string(r.status), r.reason.empty() ? "" : ": ", r.reason);
     write_status(summary.run_dir, summary.stages);
+    if (r.status != StageStatus::kDone && r.status != StageStatus::kResumed) continue;
+    if (std::optional<StageResult> c = run_compression(request, stages[i], summary.run_dir)) {
+      spdlog::info("stage {}: {}{}{}", c->stage, to_string(c->status), c->reason.empty() ? "" : ": ", c->reason);
+      summary.stages.push_back(*c);
+      write_status(summary.run_dir, summary.stages);
+    }
   }
   write_pipeline_report(summary, request);
   return summary;

@@ -66,6 +66,38 @@ std::vector<std::string> table_row(const StageFacts& s) {
 const std::vector<std::string> kColumns = {"stage", "status", "accuracy", "macro-F1", "ECE", "train s",
                                            "predict titles/s", "bundle", "cost"};
 
+const std::vector<std::string> kCompressionColumns = {"stage", "method", "parameters", "bundle MB", "dev accuracy",
+                                                      "dev macro-F1", "test accuracy", "test macro-F1",
+                                                      "predict titles/s", "settings"};
+
+// "before -> after" of compression.json's figure at `pointer`, with the after/before ratio
+// when asked for.
+std::string before_after(const nlohmann::json& c, const std::string& pointer, int decimals, bool ratio) {
+  const nlohmann::json::json_pointer p(pointer);
+  const double b = number_at(c.value("before", nlohmann::json::object()), p);
+  const double a = number_at(c.value("after", nlohmann::json::object()), p);
+  if (b < 0 || a < 0) return "-";
+  std::string text = fmt_double(b, decimals) + " -> " + fmt_double(a, decimals);
+  if (ratio && b > 0) text += " (x" + fmt_double(a / b, 2) + ")";
+  return text;
+}
+
+// One row per compression stage, from its compression.json.
+std::vector<std::vector<std::string>> compression_rows(const std::vector<StageFacts>& stages) {
+  std::vector<std::vector<std::string>> rows;
+  for (const StageFacts& s : stages) {
+    const nlohmann::json& c = s.compression;
+    if (!c.is_object()) continue;
+    rows.push_back({s.result.stage, c.value("method", std::string("-")),
+                    before_after(c, "/parameters", 0, false), before_after(c, "/bundle_mb", 2, true),
+                    before_after(c, "/dev/accuracy", 4, false), before_after(c, "/dev/macro_f1", 4, false),
+                    before_after(c, "/test/accuracy", 4, false), before_after(c, "/test/macro_f1", 4, false),
+                    before_after(c, "/predict_titles_per_s", 0, true),
+                    c.value("settings", nlohmann::json::object()).dump()});
+  }
+  return rows;
+}
+
 std::vector<Disagreement> disagreements(const std::vector<StageFacts>& stages, std::size_t top) {
   std::set<std::size_t> indices;
   for (const StageFacts& s : stages) {
@@ -171,17 +203,30 @@ std::string risk_coverage_of(const std::vector<StageFacts>& stages) {
   return series.empty() ? "" : report::risk_coverage_svg(series, "Risk-coverage on test");
 }
 
+std::string md_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::string md = "|";
+  for (const std::string& c : header) md += " " + c + " |";
+  md += "\n|";
+  for (std::size_t i = 0; i < header.size(); ++i) md += "---|";
+  md += "\n";
+  for (const auto& row : rows) {
+    md += "|";
+    for (const std::string& cell : row) md += " " + cell + " |";
+    md += "\n";
+  }
+  return md;
+}
+
 std::string markdown(const std::vector<StageFacts>& stages, const std::vector<Disagreement>& picks,
                      const std::vector<std::string>& attention, const std::string& run_dir) {
-  std::string md = "# newscls pipeline report\n\nRun folder: `" + run_dir + "`. Metrics are on the test split.\n\n|";
-  for (const std::string& c : kColumns) md += " " + c + " |";
-  md += "\n|";
-  for (std::size_t i = 0; i < kColumns.size(); ++i) md += "---|";
-  md += "\n";
-  for (const StageFacts& s : stages) {
-    md += "|";
-    for (const std::string& cell : table_row(s)) md += " " + cell + " |";
-    md += "\n";
+  std::string md = "# newscls pipeline report\n\nRun folder: `" + run_dir + "`. Metrics are on the test split.\n\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const StageFacts& s : stages) rows.push_back(table_row(s));
+  md += md_table(kColumns, rows);
+  const std::vector<std::vector<std::string>> compressed = compression_rows(stages);
+  if (!compressed.empty()) {
+    md += "\n## Compression\n\nBefore -> after; titles/s of `predict` on the same dev titles in one run.\n\n" +
+          md_table(kCompressionColumns, compressed);
   }
   md += "\nFigures: per-class F1 and confusion heatmaps are in `report.html`; each stage's own heatmap is "
         "`<stage>/confusion.svg`. Calibration: ECE on test (15 bins) after the stage's temperature scaling; "
@@ -229,6 +274,11 @@ std::string html(const std::vector<StageFacts>& stages, const std::vector<Disagr
   std::vector<std::vector<std::string>> rows;
   for (const StageFacts& s : stages) rows.push_back(table_row(s));
   h += html_table(kColumns, rows);
+  const std::vector<std::vector<std::string>> compressed = compression_rows(stages);
+  if (!compressed.empty()) {
+    h += "<h2>Compression</h2>\n<p>Before -&gt; after; titles/s of <code>predict</code> on the same dev titles in one "
+         "run (compression.json).</p>\n" + html_table(kCompressionColumns, compressed);
+  }
   h += "<h2>Per-class F1</h2>\n" + per_class_f1_svg(stages);
   h += "<h2>Calibration: reliability diagrams on test</h2>\n<div class=\"figs\">\n";
   for (const StageFacts& s : stages) {

@@ -48,6 +48,9 @@ StageFacts read_stage_facts(const StageResult& result, const std::string& run_di
     for (const auto& [name, sha] : bundle.manifest().payloads) facts.bundle_bytes += fs::file_size(bundle.payload_path(name));
     facts.confusion_svg = read_file(facts.dir + "/confusion.svg");
     facts.predictions = read_predictions(facts.dir + "/predictions.tsv");
+    if (fs::exists(facts.dir + "/compression.json")) {
+      facts.compression = nlohmann::json::parse(read_file(facts.dir + "/compression.json"));
+    }
   } catch (const std::exception& e) {
     facts.result.reason = std::string("report could not read the stage: ") + e.what();
   }

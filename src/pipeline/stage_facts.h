@@ -23,6 +23,7 @@ struct StageFacts {
   std::uintmax_t bundle_bytes = 0;        // payloads only
   std::string confusion_svg;
   std::map<std::size_t, StagePrediction> predictions;  // test index -> prediction
+  nlohmann::json compression;             // compression.json of a compression stage, else null
 };
 
 StageFacts read_stage_facts(const StageResult& result, const std::string& run_dir);

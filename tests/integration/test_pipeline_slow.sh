@@ -29,11 +29,16 @@ assert_contains "$dir/run/report.html" "<svg"
 assert_contains "$dir/run/report.html" "Per-class F1"
 assert_contains "$dir/run/report.html" "Attention heatmaps"
 assert_eq 100 "$(json_get "$dir/run/llm/metrics.json" 'j["count"]')" "llm titles evaluated"
+# bert's default compression ran as a stage of its own, and the report tabulates it.
+[[ -f "$dir/run/bert-quantize/compression.json" ]] || fail "no compression stage after bert"
+assert_eq done "$(json_get "$dir/run/pipeline.json" '[s["status"] for s in j["stages"] if s["stage"]=="bert-quantize"][0]')" "compression stage"
+assert_contains "$dir/run/report.html" "<h2>Compression</h2>"
+grep -q "| bert-quantize | quantize | .* -> " "$dir/run/report.md" || { cat "$dir/run/report.md"; fail "compression row"; }
 
 # --resume finds every stage complete and runs nothing again.
 "$NEWSCLS_BIN" pipeline --data "$dir/data" --out "$dir/run" --resume \
   --set llm.base_url="http://127.0.0.1:$port" --set llm.cache_path="$dir/llm-cache.sqlite" >"$dir/out2.txt" 2>/dev/null
-assert_eq 4 "$(grep -c resumed "$dir/out2.txt")" "stages resumed"
+assert_eq 5 "$(grep -c resumed "$dir/out2.txt")" "stages resumed (and the compression stage)"
 
 # Without a key or base_url the LLM stage is skipped with the reason.
 NEWSCLS_LLM_API_KEY= DEEPSEEK_API_KEY= "$NEWSCLS_BIN" pipeline --data "$dir/data" --out "$dir/run2" \
