@@ -24,4 +24,9 @@ const std::vector<CompressMethod>& compress_methods();
 std::vector<std::string> compress_method_names();
 nlohmann::json compress_bundle(const CompressRequest& request);
 
+// distill.cpp: a student bert learnt from the teachers' soft labels (and attention).
+nlohmann::json distill_bundle(const CompressRequest& request);
+// Its settings with "_doc" strings; an unknown --set key is refused naming it.
+nlohmann::json distill_defaults();
+
 }  // namespace newscls::bert

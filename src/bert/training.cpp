@@ -294,7 +294,8 @@ void fine_tune_step(FineTuneRun& r, const std::vector<std::size_t>& rows, Progre
   const Stopwatch watch;
   const std::clock_t cpu_start = std::clock();
   Batch batch = make_batch(*r.job.train, rows, r.job.train_labels);
-  torch::Tensor loss = torch::cross_entropy_loss(r.model(batch.ids, batch.key_valid), batch.labels);
+  torch::Tensor loss = r.job.loss ? r.job.loss(r.model, batch)
+                                  : torch::cross_entropy_loss(r.model(batch.ids, batch.key_valid), batch.labels);
   r.optimizer.zero_grad();
   loss.backward();
   optimiser_step(r.optimizer, r.o, r.o.lr, s.step, r.total);

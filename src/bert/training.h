@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "bert/batching.h"
 #include "bert/encoder.h"
 #include "bert/settings.h"
 #include "newscls/data.h"
@@ -45,6 +47,8 @@ struct FineTuneJob {
   std::uint64_t seed = 1;
   std::string checkpoint_dir;                   // "" = no checkpoints
   bool resume = false;
+  // Replaces cross-entropy on batch.labels as the training loss when set (distillation).
+  std::function<torch::Tensor(ClassifierModel&, const Batch&)> loss;
 };
 
 nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& rng,
