@@ -11,14 +11,14 @@
 # Env: NEWSCLS_BIN (default build/apps/newscls/newscls), NEWSCLS_DATA (../shared/data/thucnews),
 # RUNS_SHARED (/work/runs-shared), OUT (where bundles go; default a temporary folder, removed),
 # RUNS (subset of "distilled attention hard ensemble"; attention = distilled plus attention_weight=1), STUDENT (space-separated --set key=value of the
-# student, shared by all runs), DISTILL (settings of the distilled runs only), LOG_LEVEL (warn).
+# student, shared by all runs), DISTILL (settings of the distilled runs only), LOG_LEVEL (warn), SPEED_TITLES (predict speed on the first N dev titles; 0 = all).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
 data=${NEWSCLS_DATA:-$root/../shared/data/thucnews}
 shared=${RUNS_SHARED:-/work/runs-shared}
 runs=${RUNS:-"distilled hard ensemble"}
-student=${STUDENT:-"layers=1 hidden=128 heads=4 ff=512 init=random epochs=3"}
+student=${STUDENT:-"layers=1 hidden=128 heads=4 ff=512 init=random epochs=2"}
 distill=${DISTILL:-"temperature=2 alpha=0.7 attention_weight=0"}
 if [[ -n "${OUT:-}" ]]; then out=$OUT; mkdir -p "$out"; else out=$(mktemp -d); trap 'rm -rf "$out"' EXIT; fi
 
@@ -29,7 +29,7 @@ compress() {  # name, then extra arguments
   echo "## $name: $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
   # shellcheck disable=SC2046
   nice -n 10 "$bin" --log-level "${LOG_LEVEL:-warn}" compress --model-dir "$shared/bert" --method distill --out "$out/$name" \
-    --data "$data" --threads 1 --seed 1 $(sets $student) "$@"
+    --data "$data" --threads 1 --seed 1 --speed-titles "${SPEED_TITLES:-0}" $(sets $student) "$@"
   jq -r --arg n "$name" '
     "\($n): settings \(.settings | tojson)",
     "  teacher  dev acc \(.before.dev.accuracy)  test acc \(.before.test.accuracy)  test F1 \(.before.test.macro_f1)  params \(.before.parameters)  MB \(.before.bundle_mb)  predict \(.before.predict_titles_per_s | floor) titles/s",
