@@ -19,7 +19,7 @@ data=${NEWSCLS_DATA:-$root/../shared/data/thucnews}
 shared=${RUNS_SHARED:-/work/runs-shared}
 runs=${RUNS:-"distilled hard ensemble"}
 student=${STUDENT:-"layers=1 hidden=128 heads=4 ff=512 init=random epochs=2"}
-distill=${DISTILL:-"temperature=2 alpha=0.7 attention_weight=0"}
+distill=${DISTILL:-"temperature=1 alpha=0.5 attention_weight=0"}
 if [[ -n "${OUT:-}" ]]; then out=$OUT; mkdir -p "$out"; else out=$(mktemp -d); trap 'rm -rf "$out"' EXIT; fi
 
 sets() { for kv in "$@"; do printf -- '--set %s ' "$kv"; done; }

@@ -220,11 +220,11 @@ nlohmann::json distill_defaults() {
   c["hidden"] = 0;
   c["heads"] = 0;
   c["ff"] = 0;
-  c["init"] = "teacher";
-  c["temperature"] = 2.0;
-  c["alpha"] = 0.7;
+  c["init"] = "random";
+  c["temperature"] = 1.0;
+  c["alpha"] = 0.5;
   c["attention_weight"] = 0.0;
-  c["epochs"] = 3;
+  c["epochs"] = 2;
   c["lr"] = 5e-4;
   c["batch_size"] = 64;
   c["max_steps"] = 0;
@@ -235,8 +235,8 @@ nlohmann::json distill_defaults() {
       {"heads", "student attention heads; 0 = the teacher's"},
       {"ff", "student feed-forward width; 0 = the teacher's"},
       {"init", "teacher: embeddings, first layers, pooler and head copied from the --model-dir teacher (needs its hidden, heads, ff); random: BERT init"},
-      {"temperature", "T: the teachers' (calibrated) probabilities are softened as softmax(log p / T), the student's as softmax(z / T)"},
-      {"alpha", "loss = alpha T^2 KL(teacher_T || student_T) + (1 - alpha) CE(hard labels); 0 = hard labels only"},
+      {"temperature", "T: the teachers' (calibrated) probabilities are softened as softmax(log p / T), the student's as softmax(z / T); on dev (8k-title subset, 1x128 student) T=1 alpha=0.5 reached 0.681 accuracy, T=2 alpha=0.7 0.593, hard labels 0.676"},
+      {"alpha", "loss = alpha T^2 KL(teacher_T || student_T) + (1 - alpha) CE(hard labels); 0 = hard labels only (see temperature for the dev figures)"},
       {"attention_weight", "weight of KL(teacher attention row || student attention row), real keys and queries only, student layer i <- teacher layer floor((i+1) Lt / Ls) - 1, heads averaged when counts differ; 0 = off (saves the teacher forward per step)"},
       {"epochs", "student training epochs; the epoch with the best dev macro-F1 is kept"},
       {"lr", "peak AdamW learning rate (warm-up, decay, clipping as the teacher's config)"},

@@ -166,13 +166,13 @@ TEST(DistillBundle, StudentWithAttentionTermSavesLoadsAndPredicts) {
   const TinyTask task;
   const std::string teacher = tiny_teacher(task, dir + "/teacher");
   CompressRequest r = distill_request(task, teacher, dir + "/student");
-  r.overrides = {"layers=1", "hidden=16", "heads=2", "ff=32", "init=random", "attention_weight=1", "max_steps=3"};
+  r.overrides = {"layers=1", "hidden=16", "heads=2", "ff=32", "init=random", "attention_weight=1", "epochs=3", "max_steps=3"};
   r.unlabelled = {"猫兔兔", "船车"};
   const nlohmann::json facts = distill_bundle(r);
   EXPECT_EQ(facts.at("parameters_before").get<std::int64_t>() > facts.at("parameters_after").get<std::int64_t>(), true);
   EXPECT_EQ(facts.at("teacher_layer_map"), nlohmann::json::array({1}));
   EXPECT_EQ(facts.at("steps").get<int>(), 3);
-  EXPECT_EQ(facts.at("settings").at("temperature").get<double>(), 2.0);  // defaults reported too
+  EXPECT_EQ(facts.at("settings").at("temperature").get<double>(), 1.0);  // defaults reported too
 
   const Bundle bundle = Bundle::open(dir + "/student");
   EXPECT_EQ(bundle.manifest().config.at("hidden").get<int>(), 16);
