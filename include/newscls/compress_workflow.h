@@ -32,8 +32,15 @@ struct CompressOptions {
 
 nlohmann::json run_compress(const CompressOptions& options);
 
-// The averaged probabilities of the teachers' (calibrated) predictions, one row per title.
+// The averaged probabilities of the teachers' (calibrated) predictions, one row per title;
+// weighted by `weights` (one per teacher, summing to 1) when given, else equally.
 std::vector<std::vector<float>> teacher_probabilities(const std::vector<std::string>& teacher_dirs,
-                                                      const std::vector<std::string>& titles, int threads);
+                                                      const std::vector<std::string>& titles, int threads,
+                                                      const std::vector<double>& weights = {});
+
+// --set teacher_weights=auto: the weights (on the simplex grid of step 1/parts) whose average
+// of probs[teacher][title] has the best accuracy on gold; equal weights win ties.
+std::vector<double> choose_teacher_weights(const std::vector<std::vector<std::vector<float>>>& probs,
+                                           const std::vector<int>& gold, int parts);
 
 }  // namespace newscls

@@ -8,6 +8,7 @@ namespace newscls::bert {
 const std::vector<CompressMethod>& compress_methods() {
   static const std::vector<CompressMethod> kMethods = {
       {"quantize", quantize_bundle},
+      {"distill", distill_bundle},
   };
   return kMethods;
 }

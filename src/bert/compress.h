@@ -26,5 +26,9 @@ nlohmann::json compress_bundle(const CompressRequest& request);
 
 // int8 Linear layers and tables (quantize.cpp).
 nlohmann::json quantize_bundle(const CompressRequest& request);
+// distill.cpp: a student bert learnt from the teachers' soft labels (and attention).
+nlohmann::json distill_bundle(const CompressRequest& request);
+// Its settings with "_doc" strings; an unknown --set key is refused naming it.
+nlohmann::json distill_defaults();
 
 }  // namespace newscls::bert

@@ -367,7 +367,8 @@ void fine_tune_step(FineTuneRun& r, const std::vector<std::size_t>& rows, Progre
   const std::clock_t cpu_start = std::clock();
   const double l = shard_backward(r.optimizer, *r.model, r.job.comm, rows, [&](const std::vector<std::size_t>& mine) {
     Batch batch = r.o.join_prob > 0 ? joined_batch(r, mine) : make_batch(*r.job.train, mine, r.job.train_labels);
-    return torch::cross_entropy_loss(r.model(batch.ids, batch.key_valid), batch.labels);
+    return r.job.loss ? r.job.loss(r.model, batch)
+                      : torch::cross_entropy_loss(r.model(batch.ids, batch.key_valid), batch.labels);
   });
   optimiser_step(r.optimizer, r.o, r.o.lr, s.step, r.total);
   ++s.step;

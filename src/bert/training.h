@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include <torch/torch.h>
 
 #include "bert/distributed.h"
+#include "bert/batching.h"
 #include "bert/encoder.h"
 #include "bert/settings.h"
 #include "newscls/data.h"
@@ -51,6 +53,8 @@ struct FineTuneJob {
   std::string checkpoint_dir;                   // "" = no checkpoints
   bool resume = false;
   Collective* comm = nullptr;                   // null: one process
+  // Replaces cross-entropy on batch.labels as the training loss when set (distillation).
+  std::function<torch::Tensor(ClassifierModel&, const Batch&)> loss;
 };
 
 nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& rng,

@@ -1,7 +1,9 @@
 #include "newscls/compress_workflow.h"
 
 #include <algorithm>
+#include <exception>
 #include <filesystem>
+#include <string>
 
 #include <spdlog/spdlog.h>
 
@@ -13,27 +15,114 @@
 namespace newscls {
 namespace fs = std::filesystem;
 
+namespace {
+
+using ProbRows = std::vector<std::vector<float>>;
+
+ProbRows one_teacher_probabilities(const std::string& dir, const std::vector<std::string>& titles, int threads) {
+  ProbRows rows(titles.size());
+  auto model = load_classifier(dir);
+  model->set_threads(threads);
+  const std::size_t batch = std::max<std::size_t>(1, model->preferred_batch_size());
+  for (std::size_t begin = 0; begin < titles.size(); begin += batch) {
+    const std::size_t end = std::min(titles.size(), begin + batch);
+    const std::vector<std::string> part(titles.begin() + begin, titles.begin() + end);
+    const std::vector<Prediction> predicted = model->predict_batch(part);
+    for (std::size_t i = 0; i < predicted.size(); ++i) {
+      if (predicted[i].probs.empty()) throw UsageError("teacher " + dir + " gives no probabilities to learn from");
+      rows[begin + i] = predicted[i].probs;
+    }
+  }
+  return rows;
+}
+
+// Every weight vector on the simplex grid of step 1/parts, in a fixed order.
+void simplex_grid(std::size_t n, int parts, std::vector<int>& prefix, std::vector<std::vector<double>>& out) {
+  if (prefix.size() + 1 == n) {
+    int used = 0;
+    for (int p : prefix) used += p;
+    std::vector<double> w;
+    for (int p : prefix) w.push_back(static_cast<double>(p) / parts);
+    w.push_back(static_cast<double>(parts - used) / parts);
+    out.push_back(w);
+    return;
+  }
+  int used = 0;
+  for (int p : prefix) used += p;
+  for (int p = 0; p <= parts - used; ++p) {
+    prefix.push_back(p);
+    simplex_grid(n, parts, prefix, out);
+    prefix.pop_back();
+  }
+}
+
+std::vector<double> parse_teacher_weights(const std::string& value, std::size_t teachers) {
+  std::vector<double> w;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    const std::size_t comma = std::min(value.find(',', start), value.size());
+    try {
+      w.push_back(std::stod(value.substr(start, comma - start)));
+    } catch (const std::exception&) {
+      throw ConfigError("teacher_weights", "expected equal, auto or one number per --teacher, got '" + value + "'");
+    }
+    start = comma + 1;
+  }
+  double sum = 0;
+  for (double x : w) sum += x;
+  if (w.size() != teachers || sum <= 0 || *std::min_element(w.begin(), w.end()) < 0) {
+    throw ConfigError("teacher_weights", "needs " + std::to_string(teachers) + " non-negative numbers, not all 0");
+  }
+  for (double& x : w) x /= sum;
+  return w;
+}
+
+double weighted_accuracy(const std::vector<ProbRows>& probs, const std::vector<double>& w, const std::vector<int>& gold) {
+  std::size_t correct = 0;
+  for (std::size_t i = 0; i < gold.size(); ++i) {
+    std::vector<double> row(probs[0][i].size(), 0.0);
+    for (std::size_t t = 0; t < probs.size(); ++t) {
+      for (std::size_t c = 0; c < row.size(); ++c) row[c] += w[t] * probs[t][i][c];
+    }
+    correct += static_cast<int>(std::max_element(row.begin(), row.end()) - row.begin()) == gold[i];
+  }
+  return gold.empty() ? 0.0 : static_cast<double>(correct) / static_cast<double>(gold.size());
+}
+
+}  // namespace
+
 std::vector<std::vector<float>> teacher_probabilities(const std::vector<std::string>& teacher_dirs,
-                                                      const std::vector<std::string>& titles, int threads) {
+                                                      const std::vector<std::string>& titles, int threads,
+                                                      const std::vector<double>& weights) {
   std::vector<std::vector<float>> mean(titles.size());
-  for (const std::string& dir : teacher_dirs) {
-    auto model = load_classifier(dir);
-    model->set_threads(threads);
-    const std::size_t batch = std::max<std::size_t>(1, model->preferred_batch_size());
-    for (std::size_t begin = 0; begin < titles.size(); begin += batch) {
-      const std::size_t end = std::min(titles.size(), begin + batch);
-      const std::vector<std::string> part(titles.begin() + begin, titles.begin() + end);
-      const std::vector<Prediction> predicted = model->predict_batch(part);
-      for (std::size_t i = 0; i < predicted.size(); ++i) {
-        const std::vector<float>& p = predicted[i].probs;
-        if (p.empty()) throw UsageError("teacher " + dir + " gives no probabilities to learn from");
-        std::vector<float>& row = mean[begin + i];
-        if (row.empty()) row.assign(p.size(), 0.0f);
-        for (std::size_t c = 0; c < p.size(); ++c) row[c] += p[c] / static_cast<float>(teacher_dirs.size());
-      }
+  for (std::size_t t = 0; t < teacher_dirs.size(); ++t) {
+    const double w = weights.empty() ? 1.0 / static_cast<double>(teacher_dirs.size()) : weights.at(t);
+    const ProbRows rows = one_teacher_probabilities(teacher_dirs[t], titles, threads);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      std::vector<float>& row = mean[i];
+      if (row.empty()) row.assign(rows[i].size(), 0.0f);
+      if (rows[i].size() != row.size()) throw UsageError("teacher " + teacher_dirs[t] + " has another number of classes");
+      for (std::size_t c = 0; c < row.size(); ++c) row[c] += static_cast<float>(w * rows[i][c]);
     }
   }
   return mean;
+}
+
+std::vector<double> choose_teacher_weights(const std::vector<std::vector<std::vector<float>>>& probs, const std::vector<int>& gold, int parts) {
+  std::vector<std::vector<double>> grid;
+  std::vector<int> prefix;
+  simplex_grid(probs.size(), parts, prefix, grid);
+  const std::vector<double> equal(probs.size(), 1.0 / static_cast<double>(probs.size()));
+  std::vector<double> best = equal;
+  double best_acc = weighted_accuracy(probs, equal, gold);
+  for (const std::vector<double>& w : grid) {
+    const double acc = weighted_accuracy(probs, w, gold);
+    if (acc > best_acc) {  // ties keep the earlier (equal weights first)
+      best_acc = acc;
+      best = w;
+    }
+  }
+  return best;
 }
 
 namespace {
@@ -142,8 +231,40 @@ void calibrate_and_evaluate(const CompressOptions& o, int threads) {
   run_eval(test);
 }
 
+// The value of --set teacher_weights (equal, auto or a list), read here because only the
+// workflow loads the teachers; "equal" when unset.
+std::string teacher_weights_setting(const std::vector<std::string>& overrides) {
+  std::string value = "equal";
+  const std::string key = "teacher_weights=";
+  for (const std::string& o : overrides) {
+    if (o.rfind(key, 0) == 0) value = o.substr(key.size());
+  }
+  return value;
+}
+
+// Weights of the teachers' average: equal, given, or (auto) the simplex grid point of step
+// 0.05 with the best dev accuracy. Facts about the choice go to `facts`.
+std::vector<double> teacher_weights(const CompressOptions& o, const std::vector<std::string>& teachers,
+                                    const Splits& s, int threads, nlohmann::json& facts) {
+  const std::string setting = teacher_weights_setting(o.overrides);
+  facts = {{"dirs", teachers}, {"teacher_weights", setting}};
+  if (setting == "equal" || teachers.size() == 1) return {};
+  if (setting != "auto") return parse_teacher_weights(setting, teachers.size());
+  std::vector<std::vector<std::vector<float>>> dev;
+  for (const std::string& dir : teachers) dev.push_back(one_teacher_probabilities(dir, s.dev.titles, threads));
+  const std::vector<double> w = choose_teacher_weights(dev, s.dev.labels, 20);
+  const std::vector<double> equal(teachers.size(), 1.0 / static_cast<double>(teachers.size()));
+  facts["weights"] = w;
+  facts["dev_accuracy_chosen"] = weighted_accuracy(dev, w, s.dev.labels);
+  facts["dev_accuracy_equal"] = weighted_accuracy(dev, equal, s.dev.labels);
+  spdlog::info("teacher weights chosen on dev: {} (dev accuracy {:.4f}, equal weights {:.4f})",
+               nlohmann::json(w).dump(), facts["dev_accuracy_chosen"].get<double>(),
+               facts["dev_accuracy_equal"].get<double>());
+  return w;
+}
+
 CompressRequest request_for(const CompressOptions& o, const Splits& s, int threads,
-                            const std::vector<std::string>& unlabelled) {
+                            const std::vector<std::string>& unlabelled, nlohmann::json& teacher_facts) {
   CompressRequest r;
   r.method = o.method;
   r.model_dir = o.model_dir;
@@ -153,8 +274,9 @@ CompressRequest request_for(const CompressOptions& o, const Splits& s, int threa
   r.labels = &s.labels;
   r.unlabelled = unlabelled;
   const std::vector<std::string> teachers = o.teacher_dirs.empty() ? std::vector<std::string>{o.model_dir} : o.teacher_dirs;
-  r.teacher_probs = [teachers, threads](const std::vector<std::string>& titles) {
-    return teacher_probabilities(teachers, titles, threads);
+  const std::vector<double> weights = teacher_weights(o, teachers, s, threads, teacher_facts);
+  r.teacher_probs = [teachers, threads, weights](const std::vector<std::string>& titles) {
+    return teacher_probabilities(teachers, titles, threads, weights);
   };
   r.seed = o.seed;
   r.threads = threads;
@@ -182,13 +304,14 @@ nlohmann::json run_compress(const CompressOptions& o) {
   const std::vector<std::string> unlabelled = read_titles(o.unlabelled_file);
   spdlog::info("compressing {} by {} into {}", o.model_dir, o.method, o.out_dir);
   const Stopwatch watch;
-  const nlohmann::json facts = family.compress(request_for(o, splits, threads, unlabelled));
+  nlohmann::json teachers;
+  const nlohmann::json facts = family.compress(request_for(o, splits, threads, unlabelled, teachers));
   const double compress_seconds = watch.seconds();
   calibrate_and_evaluate(o, threads);
 
   nlohmann::json report{{"method", o.method}, {"source", o.model_dir}, {"family", family.name()},
                         {"settings", facts.value("settings", nlohmann::json::object())},
-                        {"compress_seconds", compress_seconds}, {"facts", facts}};
+                        {"compress_seconds", compress_seconds}, {"facts", facts}, {"teachers", teachers}};
   report["before"] = side_json(o.model_dir, splits, threads, facts.value("parameters_before", std::int64_t{0}));
   report["after"] = side_json(o.out_dir, splits, threads, facts.value("parameters_after", std::int64_t{0}));
   std::size_t n = 0;

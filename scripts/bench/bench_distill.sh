@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Distillation of the default bert (issue 14): a small student distilled from it, the same
+# student architecture trained on hard labels alone (alpha=0, attention_weight=0; same epochs
+# and seed), and the student distilled from the ensemble tfidf-rf + fasttext + bert. Each run
+# is `newscls compress --method distill`; the script prints compression.json's figures
+# (dev/test accuracy and macro-F1, predict titles/s of teacher and student measured side by
+# side in one process, parameters, MB) and, for the ensemble, each teacher's test accuracy.
+#
+#   scripts/bench/bench_distill.sh                       # all three runs
+#   RUNS="distilled hard" STUDENT="layers=1" scripts/bench/bench_distill.sh
+# Env: NEWSCLS_BIN (default build/apps/newscls/newscls), NEWSCLS_DATA (../shared/data/thucnews),
+# RUNS_SHARED (/work/runs-shared), OUT (where bundles go; default a temporary folder, removed),
+# RUNS (subset of "distilled attention hard ensemble"; attention = distilled plus attention_weight=1), STUDENT (space-separated --set key=value of the
+# student, shared by all runs), DISTILL (settings of the distilled runs only), LOG_LEVEL (warn), SPEED_TITLES (predict speed on the first N dev titles; 0 = all).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
+data=${NEWSCLS_DATA:-$root/../shared/data/thucnews}
+shared=${RUNS_SHARED:-/work/runs-shared}
+runs=${RUNS:-"distilled hard ensemble"}
+student=${STUDENT:-"layers=1 hidden=128 heads=4 ff=512 init=random epochs=2"}
+distill=${DISTILL:-"temperature=1 alpha=0.5 attention_weight=0"}
+if [[ -n "${OUT:-}" ]]; then out=$OUT; mkdir -p "$out"; else out=$(mktemp -d); trap 'rm -rf "$out"' EXIT; fi
+
+sets() { for kv in "$@"; do printf -- '--set %s ' "$kv"; done; }
+
+compress() {  # name, then extra arguments
+  local name=$1; shift
+  echo "## $name: $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  # shellcheck disable=SC2046
+  nice -n 10 "$bin" --log-level "${LOG_LEVEL:-warn}" compress --model-dir "$shared/bert" --method distill --out "$out/$name" \
+    --data "$data" --threads 1 --seed 1 --speed-titles "${SPEED_TITLES:-0}" $(sets $student) "$@"
+  jq -r --arg n "$name" '
+    "\($n): settings \(.settings | tojson)",
+    "  teacher  dev acc \(.before.dev.accuracy)  test acc \(.before.test.accuracy)  test F1 \(.before.test.macro_f1)  params \(.before.parameters)  MB \(.before.bundle_mb)  predict \(.before.predict_titles_per_s | floor) titles/s",
+    "  student  dev acc \(.after.dev.accuracy)  test acc \(.after.test.accuracy)  test F1 \(.after.test.macro_f1)  params \(.after.parameters)  MB \(.after.bundle_mb)  predict \(.after.predict_titles_per_s | floor) titles/s",
+    "  speed-up \(.speed.speedup)  test accuracy change \(.after.test.accuracy - .before.test.accuracy)  train \(.facts.train_titles_per_s | floor) titles/s, \(.compress_seconds | floor) s, epochs run \(.facts.epochs_run)  teachers train acc \(.facts.teachers_train_accuracy // "n/a")",
+    "  dev macro-F1 by epoch \([.facts.history[] | .dev_macro_f1] | tojson)"' "$out/$name/compression.json"
+}
+
+for run in $runs; do
+  case $run in
+    distilled) compress distilled $(sets $distill) ;;
+    attention) compress attention $(sets $distill) --set attention_weight=1 ;;
+    hard) compress hard --set alpha=0 --set attention_weight=0 ;;
+    ensemble)
+      compress ensemble $(sets $distill) --teacher "$shared/tfidf-rf" --teacher "$shared/fasttext" --teacher "$shared/bert"
+      for t in tfidf-rf fasttext bert; do
+        echo "  teacher $t test acc $(jq .accuracy "$shared/$t/metrics.json")"
+      done ;;
+    *) echo "unknown run $run" >&2; exit 2 ;;
+  esac
+done

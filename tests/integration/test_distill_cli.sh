@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# compress --method distill on an imported Hugging Face classifier (bert-tiny-cls): a 1-layer
+# student initialised from the teacher, with the attention term and extra unlabelled titles,
+# that info, eval and predict use like any bundle; an unknown --set key is refused naming it.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/hf_lib.sh"
+dir=$(scratch)
+bin=$NEWSCLS_BIN
+hf_folder bert-tiny-cls "$dir/hf-cls"
+make_slice "$dir/data" 200 100
+"$bin" import-hf --model-dir "$dir/hf-cls" --out "$dir/teacher" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import-hf"; }
+head -n 20 "$(shared_data_dir)/test.txt" | cut -f1 >"$dir/unlabelled.txt"
+
+"$bin" compress --model-dir "$dir/teacher" --method distill --out "$dir/student" --data "$dir/data" --threads 1 \
+  --set layers=1 --set init=teacher --set attention_weight=1 --set max_steps=3 --unlabelled "$dir/unlabelled.txt" \
+  --speed-titles 20 >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "compress --method distill"; }
+c="$dir/student/compression.json"
+assert_eq 1 "$(json_get "$c" 'j["settings"]["layers"]')" "student layers"
+assert_eq 20 "$(json_get "$c" 'j["facts"]["unlabelled_titles"]')" "unlabelled titles used"
+assert_eq True "$(json_get "$c" 'j["after"]["parameters"] < j["before"]["parameters"]')" "fewer parameters"
+assert_eq True "$(json_get "$c" '0 <= j["after"]["test"]["accuracy"] <= 1')" "test accuracy measured"
+"$bin" info --model-dir "$dir/student" >"$dir/info.json" || fail "info on the student"
+assert_eq 1 "$(json_get "$dir/info.json" 'j["config"]["layers"]')" "info: layers"
+printf '%s\n' "央行宣布下调存款准备金率" "湖人客场击败勇士" >"$dir/two.txt"
+"$bin" predict --model-dir "$dir/student" --input "$dir/two.txt" --output "$dir/pred.jsonl" 2>/dev/null || fail "predict"
+assert_eq 2 "$(wc -l <"$dir/pred.jsonl")" "predictions of the student"
+
+expect_exit 1 "$dir/err" "$bin" compress --model-dir "$dir/teacher" --method distill --out "$dir/bad" \
+  --data "$dir/data" --threads 1 --set alpah=0.5
+assert_contains "$dir/err" "alpah"
+[[ ! -e "$dir/bad/manifest.json" ]] || fail "a refused compress left a bundle"
+echo "ok"
