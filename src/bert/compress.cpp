@@ -7,6 +7,7 @@ namespace newscls::bert {
 // One line per method; its implementation lives in its own file.
 const std::vector<CompressMethod>& compress_methods() {
   static const std::vector<CompressMethod> kMethods = {
+      {"prune", prune_bundle},
   };
   return kMethods;
 }

@@ -24,4 +24,7 @@ const std::vector<CompressMethod>& compress_methods();
 std::vector<std::string> compress_method_names();
 nlohmann::json compress_bundle(const CompressRequest& request);
 
+// Head pruning (bert/prune.h): importance on dev, heads sliced away, optional recovery.
+nlohmann::json prune_bundle(const CompressRequest& request);
+
 }  // namespace newscls::bert
