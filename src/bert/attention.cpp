@@ -1,5 +1,6 @@
 #include "bert/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -51,15 +52,16 @@ AttentionOutput scaled_dot_product_attention(const torch::Tensor& q, const torch
 
 MultiHeadAttentionImpl::MultiHeadAttentionImpl(std::int64_t hidden, std::int64_t heads,
                                                double attention_dropout,
-                                               std::shared_ptr<MaskRng> rng)
-    : hidden_(hidden), heads_(heads), d_head_(hidden / heads) {
-  if (heads <= 0 || hidden % heads != 0) {
+                                               std::shared_ptr<MaskRng> rng, std::int64_t d_head)
+    : hidden_(hidden), heads_(heads), d_head_(d_head > 0 ? d_head : hidden / std::max<std::int64_t>(heads, 1)) {
+  if (heads <= 0 || (d_head <= 0 && hidden % heads != 0)) {
     throw ConfigError("heads", "hidden must be a multiple of heads");
   }
-  query_ = register_module("query", torch::nn::Linear(hidden, hidden));
-  key_ = register_module("key", torch::nn::Linear(hidden, hidden));
-  value_ = register_module("value", torch::nn::Linear(hidden, hidden));
-  output_ = register_module("output", torch::nn::Linear(hidden, hidden));
+  const std::int64_t inner = heads_ * d_head_;
+  query_ = register_module("query", torch::nn::Linear(hidden, inner));
+  key_ = register_module("key", torch::nn::Linear(hidden, inner));
+  value_ = register_module("value", torch::nn::Linear(hidden, inner));
+  output_ = register_module("output", torch::nn::Linear(inner, hidden));
   dropout_ = register_module("dropout", FastDropout(attention_dropout, std::move(rng)));
 }
 
@@ -77,7 +79,9 @@ AttentionOutput MultiHeadAttentionImpl::forward(const torch::Tensor& x, const At
   torch::Tensor k = split_heads(run_linear(key_, x));
   torch::Tensor v = split_heads(run_linear(value_, x));
   AttentionOutput heads = scaled_dot_product_attention(q, k, v, mask, true, &dropout_);
-  torch::Tensor concat = heads.output.transpose(1, 2).reshape({x.size(0), queries.size(1), hidden_});
+  const torch::Tensor per_head =
+      head_mask_.defined() ? heads.output * head_mask_.view({1, heads_, 1, 1}) : heads.output;
+  torch::Tensor concat = per_head.transpose(1, 2).reshape({x.size(0), queries.size(1), heads_ * d_head_});
   return {run_linear(output_, concat), heads.weights};
 }
 

@@ -51,18 +51,25 @@ AttentionOutput scaled_dot_product_attention(const torch::Tensor& q, const torch
 
 // Multi-head self-attention: three linear maps to Q, K, V, heads split into a
 // (B, heads, T, d_head) tensor, attention per head, heads concatenated, output projection.
+// A pruned layer keeps its head width (d_head > 0) with fewer heads: Q/K/V map hidden to
+// heads * d_head, the output projection maps that back to hidden.
 class MultiHeadAttentionImpl : public torch::nn::Module {
  public:
   MultiHeadAttentionImpl(std::int64_t hidden, std::int64_t heads, double attention_dropout,
-                         std::shared_ptr<MaskRng> rng);
+                         std::shared_ptr<MaskRng> rng, std::int64_t d_head = 0);
   // x (B, T, hidden) -> output (B, T, hidden), weights (B, heads, T, T). With first_only,
   // only position 0 queries (keys and values still span all T): output (B, 1, hidden),
   // weights (B, heads, 1, T); the mask must then not be causal.
   AttentionOutput forward(const torch::Tensor& x, const AttentionMask& mask, bool first_only = false);
+  // Scales each head's output by mask[h] (float, heads) before the output projection, as in
+  // Michel et al. (2019); undefined (the default) leaves them alone.
+  void set_head_mask(torch::Tensor mask) { head_mask_ = std::move(mask); }
+  std::int64_t heads() const { return heads_; }
 
  private:
   torch::Tensor split_heads(const torch::Tensor& x) const;
   std::int64_t hidden_, heads_, d_head_;
+  torch::Tensor head_mask_;
   torch::nn::Linear query_{nullptr}, key_{nullptr}, value_{nullptr}, output_{nullptr};
   FastDropout dropout_{nullptr};
 };

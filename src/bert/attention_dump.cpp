@@ -37,9 +37,17 @@ std::string heatmap(const std::vector<std::string>& tokens, const float* w, std:
   return s + "</table>";
 }
 
-std::string cls_summary(const std::vector<std::string>& tokens, const torch::Tensor& weights) {
-  // weights (L, H, T, T): the [CLS] query row, averaged over heads, one line per layer.
-  torch::Tensor cls = weights.select(2, 0).mean(1).contiguous();  // (L, T)
+// Real heads of layer l (a pruned layer's weights are zero-padded to `heads`).
+std::int64_t real_heads(const AttentionDump& d, std::int64_t l, std::int64_t heads) {
+  return d.heads_per_layer.empty() ? heads : d.heads_per_layer.at(static_cast<std::size_t>(l));
+}
+
+std::string cls_summary(const AttentionDump& d, const torch::Tensor& weights) {
+  const std::vector<std::string>& tokens = d.tokens;
+  // weights (L, H, T, T): the [CLS] query row, averaged over the real heads, one line per layer.
+  std::vector<float> counts;
+  for (std::int64_t l = 0; l < weights.size(0); ++l) counts.push_back(static_cast<float>(real_heads(d, l, weights.size(1))));
+  torch::Tensor cls = (weights.select(2, 0).sum(1) / torch::tensor(counts).unsqueeze(1)).contiguous();  // (L, T)
   const std::int64_t layers = cls.size(0), t = cls.size(1);
   const float* p = cls.data_ptr<float>();
   std::string s = "<table class=\"hm\"><tr><th></th>";
@@ -89,7 +97,7 @@ std::string attention_json(const AttentionDump& d) {
   nlohmann::json weights = nlohmann::json::array();
   for (std::int64_t l = 0; l < layers; ++l) {
     nlohmann::json layer = nlohmann::json::array();
-    for (std::int64_t h = 0; h < heads; ++h) {
+    for (std::int64_t h = 0; h < real_heads(d, l, heads); ++h) {
       nlohmann::json rows = nlohmann::json::array();
       for (std::int64_t i = 0; i < t; ++i) {
         const float* row = p + ((l * heads + h) * t + i) * t;
@@ -103,6 +111,7 @@ std::string attention_json(const AttentionDump& d) {
                       {"label", d.label},       {"label_id", d.label_id},
                       {"score", d.score},       {"layers", layers},
                       {"heads", heads},         {"weights", std::move(weights)}};
+  if (!d.heads_per_layer.empty()) j["heads_per_layer"] = d.heads_per_layer;
   return j.dump() + "\n";
 }
 
@@ -120,11 +129,11 @@ std::string attention_html(const AttentionDump& d) {
   s += fmt::format("<p>predicted <b>{}</b> (score {:.4f}); {} layers &times; {} heads, {} tokens. "
                    "Rows are queries, columns are keys; darker means more weight.</p>",
                    report::xml_escape(d.label), d.score, layers, heads, t);
-  s += "<h2>[CLS] row, mean over heads</h2>" + cls_summary(d.tokens, w);
+  s += "<h2>[CLS] row, mean over heads</h2>" + cls_summary(d, w);
   const float* p = w.data_ptr<float>();
   for (std::int64_t l = 0; l < layers; ++l) {
     s += fmt::format("<h2>layer {}</h2><div class=\"grid\">", l + 1);
-    for (std::int64_t h = 0; h < heads; ++h) {
+    for (std::int64_t h = 0; h < real_heads(d, l, heads); ++h) {
       s += fmt::format("<div><h3>head {}</h3>", h + 1);
       s += heatmap(d.tokens, p + (l * heads + h) * t * t, t) + "</div>";
     }

@@ -2,7 +2,7 @@
 //
 // i.json: {"title", "tokens" (with [CLS]/[SEP], no padding), "label", "label_id", "score",
 // "weights": [layer][head][T][T]}. i.npy: NPY v1.0, '<f4', C order, shape
-// (layers, heads, T, T). i.html: one self-contained page with a heatmap per layer and head
+// (layers, heads, T, T), zero-padded heads for a pruned bundle ("heads_per_layer" in i.json). i.html: one self-contained page with a heatmap per layer and head
 // (query tokens down, key tokens across) and the [CLS] row averaged over heads per layer.
 #pragma once
 
@@ -20,6 +20,9 @@ struct AttentionDump {
   int label_id = -1;
   float score = 0;
   torch::Tensor weights;  // float (layers, heads, T, T)
+  // A pruned bundle's heads per layer: layer l's heads past heads_per_layer[l] are zero
+  // padding in weights (and i.npy); i.json lists only the real ones. Empty: all are real.
+  std::vector<std::int64_t> heads_per_layer;
 };
 
 std::string npy_bytes(const torch::Tensor& weights);

@@ -121,6 +121,18 @@ EncoderBundle open_encoder_bundle(const std::string& dir) {
           parse_options(bundle.manifest().config), bundle.payload_path(kEncoderPayload)};
 }
 
+// Per-layer (1, heads_l, T, T) weights as (layers, max heads, T, T); a pruned layer's missing
+// heads are zeros.
+torch::Tensor stack_layer_weights(const std::vector<torch::Tensor>& layers) {
+  std::int64_t heads = 0;
+  for (const torch::Tensor& w : layers) heads = std::max(heads, w.size(1));
+  std::vector<torch::Tensor> padded;
+  for (const torch::Tensor& w : layers) {
+    padded.push_back(torch::constant_pad_nd(w.squeeze(0), {0, 0, 0, 0, 0, heads - w.size(1)}));
+  }
+  return torch::stack(padded);
+}
+
 class BertClassifier final : public Classifier {
  public:
   std::string family() const override { return "bert"; }
@@ -371,7 +383,8 @@ void BertClassifier::dump_attention(const std::vector<std::string>& titles, std:
                                                                           : std::to_string(dump.label_id);
       dump.score = probs[dump.label_id].item<float>();
     }
-    dump.weights = torch::stack(enc.weights).squeeze(1);  // (layers, heads, T, T)
+    dump.heads_per_layer = options_.arch.heads_per_layer;
+    dump.weights = stack_layer_weights(enc.weights);  // (layers, heads, T, T)
     write_attention_dump(dump, out_dir, first_index + i);
   }
 }

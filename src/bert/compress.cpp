@@ -9,6 +9,7 @@ const std::vector<CompressMethod>& compress_methods() {
   static const std::vector<CompressMethod> kMethods = {
       {"quantize", quantize_bundle},
       {"distill", distill_bundle},
+      {"prune", prune_bundle},
   };
   return kMethods;
 }

@@ -30,5 +30,7 @@ nlohmann::json quantize_bundle(const CompressRequest& request);
 nlohmann::json distill_bundle(const CompressRequest& request);
 // Its settings with "_doc" strings; an unknown --set key is refused naming it.
 nlohmann::json distill_defaults();
+// Head pruning (bert/prune.h): importance on dev, heads sliced away, optional recovery.
+nlohmann::json prune_bundle(const CompressRequest& request);
 
 }  // namespace newscls::bert

@@ -71,9 +71,15 @@ torch::Tensor ngram_buckets(const torch::Tensor& ids, std::int64_t vocab_size, s
   return out;
 }
 
-EncoderLayerImpl::EncoderLayerImpl(const Architecture& arch, std::shared_ptr<MaskRng> rng) {
+std::int64_t layer_heads(const Architecture& arch, std::int64_t layer) {
+  if (arch.heads_per_layer.empty()) return arch.heads;
+  return arch.heads_per_layer.at(static_cast<std::size_t>(layer));
+}
+
+EncoderLayerImpl::EncoderLayerImpl(const Architecture& arch, std::shared_ptr<MaskRng> rng, std::int64_t index) {
   attention_ = register_module(
-      "attention", MultiHeadAttention(arch.hidden, arch.heads, arch.attention_dropout, rng));
+      "attention", MultiHeadAttention(arch.hidden, layer_heads(arch, index), arch.attention_dropout, rng,
+                                      arch.hidden / arch.heads));
   attention_norm_ = register_module("attention_norm", layer_norm(arch));
   intermediate_ = register_module("intermediate", torch::nn::Linear(arch.hidden, arch.ff));
   output_ = register_module("output", torch::nn::Linear(arch.ff, arch.hidden));
@@ -111,7 +117,10 @@ EncoderImpl::EncoderImpl(const Architecture& arch, std::shared_ptr<MaskRng> rng)
   norm_ = register_module("norm", layer_norm(arch));
   dropout_ = register_module("dropout", FastDropout(arch.dropout, rng));
   layers_ = register_module("layers", torch::nn::ModuleList());
-  for (std::int64_t i = 0; i < arch.layers; ++i) layers_->push_back(EncoderLayer(arch, rng));
+  if (!arch.heads_per_layer.empty() && static_cast<std::int64_t>(arch.heads_per_layer.size()) != arch.layers) {
+    throw ConfigError("heads_per_layer", "needs one head count per layer");
+  }
+  for (std::int64_t i = 0; i < arch.layers; ++i) layers_->push_back(EncoderLayer(arch, rng, i));
 }
 
 EncoderOutput EncoderImpl::forward(const torch::Tensor& ids, const torch::Tensor& key_valid,
@@ -147,6 +156,13 @@ void EncoderImpl::freeze(std::int64_t layers) {
     bool frozen = name.rfind("layers.", 0) != 0;  // the embeddings and their norm
     if (!frozen) frozen = std::stoll(name.substr(7, name.find('.', 7) - 7)) < layers;
     if (frozen) p.value().set_requires_grad(false);
+  }
+}
+
+void EncoderImpl::set_head_masks(const std::vector<torch::Tensor>& masks) {
+  if (!masks.empty() && masks.size() != layers_->size()) throw UsageError("one head mask per layer");
+  for (std::size_t i = 0; i < layers_->size(); ++i) {
+    layers_[i]->as<EncoderLayer>()->attention()->set_head_mask(masks.empty() ? torch::Tensor() : masks[i]);
   }
 }
 

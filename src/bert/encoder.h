@@ -36,7 +36,12 @@ struct Architecture {
   std::int64_t type_vocab_size = 0;  // 0: no token-type table; else row 0 (segment A) is added
   double layer_norm_eps = 1e-12;
   bool pooler = true;                // the tanh pooler over [CLS]; an imported MLM encoder may lack it
+  // Heads of each layer after pruning (each hidden/heads wide); empty: `heads` in every layer.
+  std::vector<std::int64_t> heads_per_layer;
 };
+
+// Heads of layer `layer`: heads_per_layer[layer] when given, else heads.
+std::int64_t layer_heads(const Architecture& arch, std::int64_t layer);
 
 // Hashed bucket of the `order` characters starting at each position; 0 where any of them is
 // special ([PAD], [CLS], [SEP], [MASK], [UNK]), so a masked character hides its n-grams too.
@@ -45,9 +50,11 @@ torch::Tensor ngram_buckets(const torch::Tensor& ids, std::int64_t vocab_size, s
 
 class EncoderLayerImpl : public torch::nn::Module {
  public:
-  EncoderLayerImpl(const Architecture& arch, std::shared_ptr<MaskRng> rng);
+  // index: the layer's position, which tells its head count (layer_heads).
+  EncoderLayerImpl(const Architecture& arch, std::shared_ptr<MaskRng> rng, std::int64_t index = 0);
   // With first_only, the output is position 0's alone (B, 1, hidden).
   AttentionOutput forward(const torch::Tensor& x, const AttentionMask& mask, bool first_only = false);
+  MultiHeadAttention& attention() { return attention_; }
 
  private:
   MultiHeadAttention attention_{nullptr};
@@ -74,6 +81,9 @@ class EncoderImpl : public torch::nn::Module {
   // Stops gradients to the embeddings (tables and their LayerNorm) and the first `layers`
   // layers, so fine-tuning leaves them bit-identical and skips their backward pass.
   void freeze(std::int64_t layers);
+  // One float mask (heads of the layer) per layer, see MultiHeadAttentionImpl::set_head_mask;
+  // an empty vector removes them.
+  void set_head_masks(const std::vector<torch::Tensor>& masks);
   torch::nn::Embedding token_embedding{nullptr};
 
  private:

@@ -131,7 +131,7 @@ void adopt_checkpoint_architecture(const hf::BertCheckpoint& ck, nlohmann::json&
   const Architecture arch = architecture_of(ck, options.arch.max_len);
   options.arch = Architecture{arch.vocab_size, arch.layers, arch.hidden, arch.heads, arch.ff, arch.max_len,
                               options.arch.dropout, options.arch.attention_dropout, 0, 0,
-                              arch.positions, arch.type_vocab_size, arch.layer_norm_eps, true};
+                              arch.positions, arch.type_vocab_size, arch.layer_norm_eps, true, {}};
   if (freeze > arch.layers) throw ConfigError("freeze_layers", "exceeds the checkpoint's " + std::to_string(arch.layers) + " layers");
   options.tokenizer = "wordpiece";
   set_architecture(config, options.arch);

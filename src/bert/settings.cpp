@@ -20,6 +20,7 @@ nlohmann::json default_options_json() {
   c["type_vocab_size"] = 0;
   c["layer_norm_eps"] = 1e-12;
   c["pooler"] = true;
+  c["heads_per_layer"] = nlohmann::json::array();
   c["tokenizer"] = "char";
   c["fold_punctuation"] = false;
   c["classifier"] = true;
@@ -57,6 +58,7 @@ nlohmann::json default_options_json() {
       {"layer_norm_eps", "epsilon of every LayerNorm (an imported checkpoint's layer_norm_eps)"},
       {"pooler", "tanh pooler over [CLS] (feeds the classifier); false only for an imported encoder without one"},
       {"fold_punctuation", "char tokenizer: every punctuation mark except the ASCII ones inside numbers and names reads as a space, as THUCNews separates clauses with spaces where other outlets write \"，\" \"？\" \"！\" (which THUCNews keeps mostly in sports titles); the vocabulary still lists the marks, so an encoder pretrained without folding fits; off until measured with join_prob"},
+      {"heads_per_layer", "heads of each layer after `compress --method prune` (each hidden/heads wide); [] = heads in every layer"},
       {"tokenizer", "char: own character vocabulary built from train; wordpiece: an imported vocab.txt (set by import-hf / --init hf:)"},
       {"classifier", "false only for an imported encoder without a classifier head: embed and attention work, predict and eval need train --init hf:DIR first"},
       {"freeze_layers", "fine-tuning keeps the embeddings and the first N encoder layers fixed; 0 = train all"},
@@ -81,6 +83,30 @@ nlohmann::json default_options_json() {
   return c;
 }
 
+namespace {
+
+// Absent or [] (bundles written before pruning existed): every layer has `heads`.
+std::vector<std::int64_t> parse_heads_per_layer(const nlohmann::json& c, const Architecture& arch) {
+  std::vector<std::int64_t> out;
+  if (!c.contains("heads_per_layer")) return out;
+  const nlohmann::json& v = c["heads_per_layer"];
+  if (!v.is_array()) throw ConfigError("heads_per_layer", "expected an array of head counts");
+  if (v.empty()) return out;
+  if (static_cast<std::int64_t>(v.size()) != arch.layers) {
+    throw ConfigError("heads_per_layer", "needs one head count per layer (" + std::to_string(arch.layers) + ")");
+  }
+  for (const nlohmann::json& n : v) {
+    if (!n.is_number_integer() || n.get<std::int64_t>() < 1 || n.get<std::int64_t>() > arch.heads) {
+      throw ConfigError("heads_per_layer", "each count must be an integer from 1 to heads (" +
+                                               std::to_string(arch.heads) + "), got " + n.dump());
+    }
+    out.push_back(n.get<std::int64_t>());
+  }
+  return out;
+}
+
+}  // namespace
+
 Options parse_options(const nlohmann::json& c) {
   Options o;
   o.arch.layers = config_int(c, "layers", 1, 48);
@@ -100,6 +126,7 @@ Options parse_options(const nlohmann::json& c) {
   o.arch.type_vocab_size = c.contains("type_vocab_size") ? config_int(c, "type_vocab_size", 0, 1 << 16) : 0;
   o.arch.layer_norm_eps = c.contains("layer_norm_eps") ? config_double(c, "layer_norm_eps", 1e-15, 0.1) : 1e-12;
   o.arch.pooler = c.contains("pooler") ? config_bool(c, "pooler") : true;
+  o.arch.heads_per_layer = parse_heads_per_layer(c, o.arch);
   o.tokenizer = c.contains("tokenizer") ? config_string(c, "tokenizer") : "char";
   // Absent from bundles written before it: they read punctuation as characters.
   o.fold_punctuation = c.contains("fold_punctuation") ? config_bool(c, "fold_punctuation") : false;
@@ -141,6 +168,11 @@ void set_architecture(nlohmann::json& config, const Architecture& arch) {
   config["type_vocab_size"] = arch.type_vocab_size;
   config["layer_norm_eps"] = arch.layer_norm_eps;
   config["pooler"] = arch.pooler;
+  if (!arch.heads_per_layer.empty()) {
+    config["heads_per_layer"] = arch.heads_per_layer;
+  } else {
+    config.erase("heads_per_layer");
+  }
 }
 
 }  // namespace newscls::bert
