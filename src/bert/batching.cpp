@@ -48,8 +48,9 @@ std::vector<std::vector<std::int64_t>> join_same_label(const std::vector<std::ve
   out.reserve(rows.size());
   for (std::size_t r : rows) {
     std::vector<std::int64_t> ids = encoded[r];
-    const auto& same = by_label[static_cast<std::size_t>(labels[r])];
-    if (unit(rng) < join_prob && !same.empty()) {
+    const bool labelled = labels[r] >= 0 && static_cast<std::size_t>(labels[r]) < by_label.size();
+    if (labelled && unit(rng) < join_prob && !by_label[static_cast<std::size_t>(labels[r])].empty()) {
+      const auto& same = by_label[static_cast<std::size_t>(labels[r])];
       const auto& other = encoded[same[std::uniform_int_distribution<std::size_t>(0, same.size() - 1)(rng)]];
       ids.insert(ids.end(), other.begin() + 1, other.end());  // other without its [CLS]
       if (ids.size() > cap) {

@@ -37,7 +37,7 @@ struct Architecture {
   double layer_norm_eps = 1e-12;
   bool pooler = true;                // the tanh pooler over [CLS]; an imported MLM encoder may lack it
   // Heads of each layer after pruning (each hidden/heads wide); empty: `heads` in every layer.
-  std::vector<std::int64_t> heads_per_layer;
+  std::vector<std::int64_t> heads_per_layer = {};
 };
 
 // Heads of layer `layer`: heads_per_layer[layer] when given, else heads.

@@ -36,6 +36,7 @@ std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream, std::uint64_t e
 std::vector<std::vector<std::size_t>> rows_by_label(const std::vector<int>& labels) {
   std::vector<std::vector<std::size_t>> by_label;
   for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i] < 0) continue;  // a title without a label (distillation's --unlabelled) joins nothing
     const auto label = static_cast<std::size_t>(labels[i]);
     if (label >= by_label.size()) by_label.resize(label + 1);
     by_label[label].push_back(i);
