@@ -65,10 +65,12 @@ void MicroBatcher::run() {
 // Waits, with the lock held, until a full batch is queued, as many requests as the previous
 // batch served are back, or the oldest request has waited max_wait. Without the middle
 // rule, 32 one-title clients all back after a batch still waited max_wait for a 64th title.
+// A previous batch of one request does not count: else one early request would start a batch
+// of one, and the next, and requests arriving a little apart would never be gathered again.
 void MicroBatcher::wait_for_batch(std::unique_lock<std::mutex>& lock) {
   const auto deadline = queue_.front()->queued + options_.max_wait;
   wake_.wait_until(lock, deadline, [this] {
-    return stopping_ || queued_titles_ >= options_.max_batch || queue_.size() >= last_requests_;
+    return stopping_ || queued_titles_ >= options_.max_batch || (last_requests_ > 1 && queue_.size() >= last_requests_);
   });
 }
 

@@ -84,12 +84,13 @@ TEST(MicroBatcher, StartsOnceAsManyRequestsWaitAsThePreviousBatchServed) {
   FakeModel model;
   model.hold();
   auto b = make(model, {8, 10s, 256});
-  auto full = b.submit(std::vector<std::string>(8, "a"));  // one request fills the first batch
+  auto first = b.submit(std::vector<std::string>(4, "a"));
+  auto second = b.submit(std::vector<std::string>(4, "a"));  // two requests fill the first batch
   model.wait_for_batches(1);
   auto two = b.submit({"bb"});
   auto three = b.submit({"ccc"});
   model.release();
-  // The previous batch served one request, so these two start at once, not after 10 s.
+  // The previous batch served two requests, so these two start at once, not after 10 s.
   ASSERT_EQ(three.wait_for(5s), std::future_status::ready);
   auto four = b.submit({"dddd"});
   EXPECT_EQ(four.wait_for(200ms), std::future_status::timeout);  // waits for a second request
@@ -97,6 +98,18 @@ TEST(MicroBatcher, StartsOnceAsManyRequestsWaitAsThePreviousBatchServed) {
   ASSERT_EQ(five.wait_for(5s), std::future_status::ready);
   EXPECT_EQ(labels(four.get()), std::vector<int>{4});
   EXPECT_EQ(model.sizes(), (std::vector<std::size_t>{8, 2, 2}));
+}
+
+// After a batch of one request, a lone request still waits to be gathered with others.
+TEST(MicroBatcher, ABatchOfOneDoesNotStartTheNextAtOnce) {
+  FakeModel model;
+  auto b = make(model, {8, 2s, 256});
+  b.submit(std::vector<std::string>(8, "a")).get();  // one request, a full batch
+  auto one = b.submit({"b"});
+  EXPECT_EQ(one.wait_for(300ms), std::future_status::timeout);
+  auto two = b.submit({"cc"});
+  ASSERT_EQ(two.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(model.sizes(), (std::vector<std::size_t>{8, 2}));
 }
 
 TEST(MicroBatcher, SplitsALargeRequestAndKeepsTheOrder) {
