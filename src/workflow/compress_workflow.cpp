@@ -4,6 +4,7 @@
 #include <exception>
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -11,6 +12,7 @@
 #include "newscls/error.h"
 #include "newscls/stopwatch.h"
 #include "newscls/workflow.h"
+#include "workflow/splits.h"
 
 namespace newscls {
 namespace fs = std::filesystem;
@@ -127,22 +129,11 @@ std::vector<double> choose_teacher_weights(const std::vector<std::vector<std::ve
 
 namespace {
 
-struct Splits {
-  LabelSet labels;
-  Dataset train, dev, test;
-};
-
-Splits read_splits(const CompressOptions& o, const Bundle& bundle) {
-  const DataLayout layout = resolve_data_dir(o.data_dir);
-  Splits s;
-  s.labels = read_class_file(layout.classes());
+Splits read_splits_for(const CompressOptions& o, const Bundle& bundle) {
+  Splits s = read_splits(o.data_dir, o.skip_bad_lines);
   if (s.labels.names != bundle.manifest().labels) {
-    throw DataError(layout.classes(), 0, "class list differs from the labels of " + o.model_dir);
+    throw DataError(s.layout.classes(), 0, "class list differs from the labels of " + o.model_dir);
   }
-  const ReadOptions read{o.skip_bad_lines};
-  s.train = read_labeled_file(layout.train(), s.labels.size(), read);
-  s.dev = read_labeled_file(layout.dev(), s.labels.size(), read);
-  s.test = read_labeled_file(layout.test(), s.labels.size(), read);
   return s;
 }
 
@@ -206,16 +197,17 @@ std::string write_speed_titles(const CompressOptions& o, const Dataset& dev, std
   return path;
 }
 
-nlohmann::json side_json(const std::string& dir, const Splits& s, int threads, std::int64_t parameters) {
+nlohmann::json side_json(const std::string& dir, nlohmann::json accuracies, std::int64_t parameters) {
   const Bundle bundle = Bundle::open(dir);
-  nlohmann::json j = accuracy_json(dir, s, threads);
+  nlohmann::json j = std::move(accuracies);
   j["bundle"] = dir;
   j["bundle_mb"] = payload_megabytes(bundle);
   if (parameters > 0) j["parameters"] = parameters;
   return j;
 }
 
-void calibrate_and_evaluate(const CompressOptions& o, int threads) {
+// Returns the new bundle's dev and test accuracy and macro-F1 from these evaluations.
+nlohmann::json calibrate_and_evaluate(const CompressOptions& o, int threads) {
   EvalRequest dev;
   dev.model_dir = o.out_dir;
   dev.data_dir = o.data_dir;
@@ -223,12 +215,14 @@ void calibrate_and_evaluate(const CompressOptions& o, int threads) {
   dev.fit_calibration = true;
   dev.threads = threads;
   dev.out = o.out_dir + "/dev/metrics.json";
-  run_eval(dev);
+  const Metrics on_dev = run_eval(dev).metrics;
   EvalRequest test = dev;
   test.split = "test";
   test.fit_calibration = false;
   test.out.clear();  // the bundle's own metrics.json, as train writes
-  run_eval(test);
+  const Metrics on_test = run_eval(test).metrics;
+  return {{"dev", {{"accuracy", on_dev.accuracy}, {"macro_f1", on_dev.macro_f1}}},
+          {"test", {{"accuracy", on_test.accuracy}, {"macro_f1", on_test.macro_f1}}}};
 }
 
 // The value of --set teacher_weights (equal, auto or a list), read here because only the
@@ -300,20 +294,21 @@ nlohmann::json run_compress(const CompressOptions& o) {
                      (known.empty() ? std::string(" (it has none)") : " (it has: " + known + ")"));
   }
   const int threads = o.threads > 0 ? o.threads : default_thread_count();
-  const Splits splits = read_splits(o, source);
+  const Splits splits = read_splits_for(o, source);
   const std::vector<std::string> unlabelled = read_titles(o.unlabelled_file);
   spdlog::info("compressing {} by {} into {}", o.model_dir, o.method, o.out_dir);
   const Stopwatch watch;
   nlohmann::json teachers;
   const nlohmann::json facts = family.compress(request_for(o, splits, threads, unlabelled, teachers));
   const double compress_seconds = watch.seconds();
-  calibrate_and_evaluate(o, threads);
+  const nlohmann::json after_accuracies = calibrate_and_evaluate(o, threads);
 
   nlohmann::json report{{"method", o.method}, {"source", o.model_dir}, {"family", family.name()},
                         {"settings", facts.value("settings", nlohmann::json::object())},
                         {"compress_seconds", compress_seconds}, {"facts", facts}, {"teachers", teachers}};
-  report["before"] = side_json(o.model_dir, splits, threads, facts.value("parameters_before", std::int64_t{0}));
-  report["after"] = side_json(o.out_dir, splits, threads, facts.value("parameters_after", std::int64_t{0}));
+  report["before"] = side_json(o.model_dir, accuracy_json(o.model_dir, splits, threads),
+                               facts.value("parameters_before", std::int64_t{0}));
+  report["after"] = side_json(o.out_dir, after_accuracies, facts.value("parameters_after", std::int64_t{0}));
   std::size_t n = 0;
   const std::string titles_file = write_speed_titles(o, splits.dev, n);
   const std::vector<double> seconds = predict_seconds({o.model_dir, o.out_dir}, titles_file, o.speed_rounds, threads);
