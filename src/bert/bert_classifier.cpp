@@ -2,7 +2,6 @@
 // (or an --init encoder bundle), fine-tuning, our own weight payloads, attention dumps.
 #include <algorithm>
 #include <filesystem>
-#include <future>
 #include <optional>
 
 #include <spdlog/spdlog.h>
@@ -22,6 +21,7 @@
 #include "newscls/atomic_file.h"
 #include "newscls/config.h"
 #include "newscls/error.h"
+#include "newscls/parallel.h"
 #include "newscls/stopwatch.h"
 
 namespace newscls::bert {
@@ -83,20 +83,12 @@ torch::Tensor parallel_probs(ClassifierModel& model, const Encoded& encoded, std
   if (encoded.size() > batch_size) threads = 1;
   const std::vector<std::vector<std::size_t>> groups = predict_groups(encoded, batch_size, threads);
   std::vector<torch::Tensor> probs(groups.size());
-  auto run = [&](std::size_t first) {
-    c10::InferenceMode guard;
-    for (std::size_t g = first; g < groups.size(); g += threads) {
-      Batch batch = make_batch(encoded, groups[g], nullptr);
-      probs[g] = torch::softmax(model(batch.ids, batch.key_valid), 1);
-    }
-  };
   model->eval();  // before the threads start: they only read the model
-  std::vector<std::future<void>> helpers;
-  for (std::size_t t = 1; t < std::min(threads, groups.size()); ++t) {
-    helpers.push_back(std::async(std::launch::async, run, t));
-  }
-  run(0);
-  for (auto& h : helpers) h.get();  // rethrows a helper's failure
+  parallel_tasks(groups.size(), static_cast<int>(threads), [&](std::size_t g, int) {
+    c10::InferenceMode guard;
+    Batch batch = make_batch(encoded, groups[g], nullptr);
+    probs[g] = torch::softmax(model(batch.ids, batch.key_valid), 1);
+  });
   std::vector<std::int64_t> index;
   index.reserve(encoded.size());
   for (const auto& group : groups) index.insert(index.end(), group.begin(), group.end());
