@@ -11,6 +11,8 @@ packages=(
   libcpp-httplib-dev
   # Distributed bert training: LibTorch's c10d links libgloo; its headers come from here.
   libgloo-dev
+  # bert's int8 GEMM calls oneDNN directly (the same 2.6 library LibTorch links).
+  libdnnl-dev
   # LibTorch uses the system BLAS; OpenBLAS is about 10x faster than the reference BLAS.
   libopenblas0-pthread
   # Tests: /usr/bin/time measures peak memory (test_hostile_predict_memory_slow), strace

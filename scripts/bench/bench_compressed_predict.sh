@@ -5,6 +5,9 @@
 #
 #   ROUNDS=5 TITLES=../shared/data/thucnews/test.txt THREADS=1 \
 #     scripts/bench/bench_compressed_predict.sh runs/bert runs/bert-int8 runs/bert-pruned
+#
+# A bundle given as DIR@BINARY runs with that newscls binary (e.g. one built from an older
+# commit), so two builds can be compared on the same bundles in one run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=${NEWSCLS_BIN:-build/apps/newscls/newscls}
@@ -18,9 +21,11 @@ trap 'rm -rf "$work"' EXIT
 echo "titles: $titles ($n), rounds: $rounds, threads: $threads, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 0; r < rounds; r++)); do
   for i in $(seq 1 $#); do
-    dir=${!i}
+    dir=${!i%@*}
+    run_bin=$bin
+    [[ ${!i} == *@* ]] && run_bin=${!i#*@}
     start=$(date +%s.%N)
-    "$bin" --log-level warn predict --model-dir "$dir" --input "$titles" --output "$work/out.jsonl" --threads "$threads"
+    "$run_bin" --log-level warn predict --model-dir "$dir" --input "$titles" --output "$work/out.jsonl" --threads "$threads"
     echo "$(echo "$(date +%s.%N) - $start" | bc)" >> "$work/t$i"
   done
 done

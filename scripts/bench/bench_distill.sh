@@ -11,14 +11,17 @@
 # Env: NEWSCLS_BIN (default build/apps/newscls/newscls), NEWSCLS_DATA (../shared/data/thucnews),
 # RUNS_SHARED (/work/runs-shared), OUT (where bundles go; default a temporary folder, removed),
 # RUNS (subset of "distilled attention hard ensemble"; attention = distilled plus attention_weight=1), STUDENT (space-separated --set key=value of the
-# student, shared by all runs), DISTILL (settings of the distilled runs only), LOG_LEVEL (warn), SPEED_TITLES (predict speed on the first N dev titles; 0 = all).
+# student, shared by all runs; default: the method's defaults, a one-layer student of the
+# teacher's widths from the teacher's layers, 6 epochs), DISTILL (settings of the distilled runs
+# only), LOG_LEVEL (warn), SPEED_TITLES (predict speed on the first N dev titles; 0 = all),
+# QUANTIZE (1: also `compress --method quantize` each student into NAME-int8 and print it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
 data=${NEWSCLS_DATA:-$root/../shared/data/thucnews}
 shared=${RUNS_SHARED:-/work/runs-shared}
 runs=${RUNS:-"distilled hard ensemble"}
-student=${STUDENT:-"layers=1 hidden=128 heads=4 ff=512 init=random epochs=2"}
+student=${STUDENT:-"layers=1"}
 distill=${DISTILL:-"temperature=1 alpha=0.5 attention_weight=0"}
 if [[ -n "${OUT:-}" ]]; then out=$OUT; mkdir -p "$out"; else out=$(mktemp -d); trap 'rm -rf "$out"' EXIT; fi
 
@@ -36,6 +39,11 @@ compress() {  # name, then extra arguments
     "  student  dev acc \(.after.dev.accuracy)  test acc \(.after.test.accuracy)  test F1 \(.after.test.macro_f1)  params \(.after.parameters)  MB \(.after.bundle_mb)  predict \(.after.predict_titles_per_s | floor) titles/s",
     "  speed-up \(.speed.speedup)  test accuracy change \(.after.test.accuracy - .before.test.accuracy)  train \(.facts.train_titles_per_s | floor) titles/s, \(.compress_seconds | floor) s, epochs run \(.facts.epochs_run)  teachers train acc \(.facts.teachers_train_accuracy // "n/a")",
     "  dev macro-F1 by epoch \([.facts.history[] | .dev_macro_f1] | tojson)"' "$out/$name/compression.json"
+  [[ "${QUANTIZE:-0}" == 1 ]] || return 0
+  nice -n 10 "$bin" --log-level "${LOG_LEVEL:-warn}" compress --model-dir "$out/$name" --method quantize \
+    --out "$out/$name-int8" --data "$data" --threads 1 --speed-titles "${SPEED_TITLES:-0}"
+  jq -r --arg n "$name-int8" '"\($n): dev acc \(.after.dev.accuracy)  test acc \(.after.test.accuracy)  MB \(.after.bundle_mb)  speed-up over the student \(.speed.speedup)"' \
+    "$out/$name-int8/compression.json"
 }
 
 for run in $runs; do

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "bert/batched_matmul.h"
 #include "bert/quantized_linear.h"
 #include "newscls/error.h"
 
@@ -34,7 +35,8 @@ AttentionMask make_attention_mask(const torch::Tensor& key_valid, std::int64_t t
 }
 
 torch::Tensor attention_scores(const torch::Tensor& q, const torch::Tensor& k, bool scale) {
-  torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1));
+  const torch::Tensor k_t = k.transpose(-2, -1);
+  torch::Tensor scores = batched_matmul_applies(q, k_t) ? batched_matmul(q, k_t) : torch::matmul(q, k_t);
   if (scale) scores.div_(std::sqrt(static_cast<double>(q.size(-1))));
   return scores;
 }
@@ -47,7 +49,12 @@ AttentionOutput scaled_dot_product_attention(const torch::Tensor& q, const torch
   torch::Tensor weights = torch::softmax(scores, -1);
   if (mask.row_valid.defined()) weights = weights * mask.row_valid;
   torch::Tensor used = dropout != nullptr ? (*dropout)(weights) : weights;
-  return {torch::matmul(used, v), weights};
+  if (!batched_matmul_applies(used, v)) return {torch::matmul(used, v), weights};
+  if (used.dim() != 4) return {batched_matmul(used, v), weights};
+  // (B, heads, T, d) written as a view of (B, T, heads, d): joining the heads is then free.
+  torch::Tensor out = torch::empty({used.size(0), used.size(2), used.size(1), v.size(3)}, v.options()).transpose(1, 2);
+  batched_matmul_into(used, v, out);
+  return {out, weights};
 }
 
 MultiHeadAttentionImpl::MultiHeadAttentionImpl(std::int64_t hidden, std::int64_t heads,
@@ -65,6 +72,15 @@ MultiHeadAttentionImpl::MultiHeadAttentionImpl(std::int64_t hidden, std::int64_t
   dropout_ = register_module("dropout", FastDropout(attention_dropout, std::move(rng)));
 }
 
+void MultiHeadAttentionImpl::stack_int8_projections() {
+  qkv_int8_ = nullptr;
+  kv_int8_ = nullptr;
+  Int8LinearImpl *q = int8_twin(query_), *k = int8_twin(key_), *v = int8_twin(value_);
+  if (q == nullptr || k == nullptr || v == nullptr || !q->stackable()) return;
+  qkv_int8_ = stack_int8_twins({q, k, v});
+  kv_int8_ = stack_int8_twins({k, v});
+}
+
 torch::Tensor MultiHeadAttentionImpl::split_heads(const torch::Tensor& x) const {
   return x.view({x.size(0), x.size(1), heads_, d_head_}).transpose(1, 2);
 }
@@ -75,9 +91,18 @@ AttentionOutput MultiHeadAttentionImpl::forward(const torch::Tensor& x, const At
     throw UsageError("first-position attention needs a mask that does not depend on the query");
   }
   const torch::Tensor queries = first_only ? x.slice(1, 0, 1) : x;
-  torch::Tensor q = split_heads(run_linear(query_, queries));
-  torch::Tensor k = split_heads(run_linear(key_, x));
-  torch::Tensor v = split_heads(run_linear(value_, x));
+  const std::int64_t inner = heads_ * d_head_;
+  torch::Tensor q, k, v;
+  if (qkv_int8_ && !first_only) {
+    const torch::Tensor qkv = qkv_int8_(x);
+    q = qkv.narrow(-1, 0, inner), k = qkv.narrow(-1, inner, inner), v = qkv.narrow(-1, 2 * inner, inner);
+  } else if (kv_int8_) {
+    const torch::Tensor kv = kv_int8_(x);
+    q = run_linear(query_, queries), k = kv.narrow(-1, 0, inner), v = kv.narrow(-1, inner, inner);
+  } else {
+    q = run_linear(query_, queries), k = run_linear(key_, x), v = run_linear(value_, x);
+  }
+  q = split_heads(q), k = split_heads(k), v = split_heads(v);
   AttentionOutput heads = scaled_dot_product_attention(q, k, v, mask, true, &dropout_);
   const torch::Tensor per_head =
       head_mask_.defined() ? heads.output * head_mask_.view({1, heads_, 1, 1}) : heads.output;

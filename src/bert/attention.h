@@ -18,6 +18,7 @@
 #include <torch/torch.h>
 
 #include "bert/fast_dropout.h"
+#include "bert/quantized_linear.h"
 
 namespace newscls::bert {
 
@@ -65,12 +66,17 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
   // Michel et al. (2019); undefined (the default) leaves them alone.
   void set_head_mask(torch::Tensor mask) { head_mask_ = std::move(mask); }
   std::int64_t heads() const { return heads_; }
+  // Once Q, K and V have int8 twins that can be stacked, one GEMM over their stacked rows
+  // (K and V only for a first-position-only pass) quantises the input once instead of three
+  // times; the outputs are the same. Call again after re-attaching twins.
+  void stack_int8_projections();
 
  private:
   torch::Tensor split_heads(const torch::Tensor& x) const;
   std::int64_t hidden_, heads_, d_head_;
   torch::Tensor head_mask_;
   torch::nn::Linear query_{nullptr}, key_{nullptr}, value_{nullptr}, output_{nullptr};
+  Int8Linear qkv_int8_{nullptr}, kv_int8_{nullptr};  // stacked twins; not submodules
   FastDropout dropout_{nullptr};
 };
 TORCH_MODULE(MultiHeadAttention);

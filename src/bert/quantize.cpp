@@ -4,6 +4,7 @@
 #include <map>
 
 #include "bert/encoder.h"
+#include "bert/attention.h"
 #include "bert/quantized_linear.h"
 #include "bert/settings.h"
 #include "bert/tensor_io.h"
@@ -135,6 +136,9 @@ Int8Layout load_int8_weights(const std::string& path, torch::nn::Module& model) 
     throw ModelFormatError(path, std::string("needs the quantized engine it was made for: ") + e.what());
   }
   attach_int8_linears(model, int8);
+  for (const auto& m : model.modules()) {
+    if (auto* attention = m->as<MultiHeadAttentionImpl>()) attention->stack_int8_projections();
+  }
   return layout;
 }
 
@@ -143,7 +147,7 @@ nlohmann::json quantize_defaults() {
   c["engine"] = "onednn";
   c["embeddings"] = true;
   c["_doc"] = {
-      {"engine", "LibTorch quantized engine of the int8 GEMMs: onednn or qnnpack (Debian's build has no fbgemm)"},
+      {"engine", "int8 GEMMs: onednn (oneDNN's matmul called directly, inputs per row) or qnnpack (LibTorch's quantized op)"},
       {"embeddings", "also store the embedding tables as int8 rows (dequantised when loaded); they are most of the bundle"},
   };
   return c;

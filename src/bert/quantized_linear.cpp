@@ -2,6 +2,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include "bert/int8_gemm.h"
 #include "newscls/error.h"
 
 namespace newscls::bert {
@@ -41,7 +42,13 @@ void select_int8_engine(const std::string& engine) {
   at::globalContext().setQEngine(wanted);
 }
 
-Int8LinearImpl::Int8LinearImpl(const Int8Rows& weight, const torch::Tensor& bias) {
+Int8LinearImpl::Int8LinearImpl(const Int8Rows& weight, const torch::Tensor& bias)
+    : weight_(weight),
+      bias_(bias.defined() ? bias.detach().to(torch::kFloat32).contiguous() : torch::zeros({weight.values.size(0)})) {
+  if (at::globalContext().qEngine() == at::QEngine::ONEDNN) {
+    gemm_ = std::make_shared<Int8Gemm>(weight_, bias_);
+    return;
+  }
   const torch::Tensor zero_points = torch::zeros({weight.scales.size(0)}, torch::kInt64);
   const torch::Tensor q = at::_make_per_channel_quantized_tensor(weight.values, weight.scales.to(torch::kFloat64),
                                                                  zero_points, /*axis=*/0);
@@ -51,6 +58,7 @@ Int8LinearImpl::Int8LinearImpl(const Int8Rows& weight, const torch::Tensor& bias
 }
 
 torch::Tensor Int8LinearImpl::forward(const torch::Tensor& x) {
+  if (gemm_) return gemm_->forward(x);
   static const c10::OperatorHandle linear = op("quantized::linear_dynamic");
   torch::jit::Stack stack{x.contiguous(), packed_, false};
   linear.callBoxed(&stack);
@@ -71,11 +79,26 @@ void attach_int8_linears(torch::nn::Module& module, const std::map<std::string, 
   }
 }
 
-torch::Tensor run_linear(torch::nn::Linear& layer, const torch::Tensor& x) {
+Int8LinearImpl* int8_twin(torch::nn::Linear& layer) {
   for (const auto& child : layer->children()) {
-    if (auto* q = child->as<Int8LinearImpl>()) return q->forward(x);
+    if (auto* q = child->as<Int8LinearImpl>()) return q;
   }
+  return nullptr;
+}
+
+torch::Tensor run_linear(torch::nn::Linear& layer, const torch::Tensor& x) {
+  if (Int8LinearImpl* q = int8_twin(layer)) return q->forward(x);
   return layer(x);
+}
+
+Int8Linear stack_int8_twins(const std::vector<Int8LinearImpl*>& twins) {
+  std::vector<torch::Tensor> values, scales, biases;
+  for (const Int8LinearImpl* t : twins) {
+    values.push_back(t->weight().values);
+    scales.push_back(t->weight().scales);
+    biases.push_back(t->bias());
+  }
+  return Int8Linear(Int8Rows{torch::cat(values), torch::cat(scales)}, torch::cat(biases));
 }
 
 }  // namespace newscls::bert
