@@ -28,7 +28,8 @@ TEST(BertOnednn, Int8GemmMatchesTheArithmeticByHandOnEveryTileShape) {
   const Int8Rows w = quantize_rows(torch::randn({40, 24}));
   const torch::Tensor bias = torch::randn({40});
   const Int8Gemm gemm(w, bias);
-  for (const std::int64_t rows : std::vector<std::int64_t>{1, 31, 32, 33, Int8Gemm::kTileRows, Int8Gemm::kTileRows + 45}) {
+  const std::int64_t tile = Int8Gemm::kTileRows;
+  for (const std::int64_t rows : std::vector<std::int64_t>{1, 31, 32, 33, tile, tile + 45}) {
     torch::Tensor x = torch::randn({rows, 24}) * 3.0;
     x[0].zero_();  // an all-zero row: scale 1, output = bias
     const torch::Tensor got = gemm.forward(x).to(torch::kFloat64);
