@@ -35,8 +35,7 @@ AttentionMask make_attention_mask(const torch::Tensor& key_valid, std::int64_t t
 }
 
 torch::Tensor attention_scores(const torch::Tensor& q, const torch::Tensor& k, bool scale) {
-  const torch::Tensor k_t = k.transpose(-2, -1);
-  torch::Tensor scores = batched_matmul_applies(q, k_t) ? batched_matmul(q, k_t) : torch::matmul(q, k_t);
+  torch::Tensor scores = batched_matmul(q, k.transpose(-2, -1));
   if (scale) scores.div_(std::sqrt(static_cast<double>(q.size(-1))));
   return scores;
 }
@@ -49,8 +48,7 @@ AttentionOutput scaled_dot_product_attention(const torch::Tensor& q, const torch
   torch::Tensor weights = torch::softmax(scores, -1);
   if (mask.row_valid.defined()) weights = weights * mask.row_valid;
   torch::Tensor used = dropout != nullptr ? (*dropout)(weights) : weights;
-  if (!batched_matmul_applies(used, v)) return {torch::matmul(used, v), weights};
-  if (used.dim() != 4) return {batched_matmul(used, v), weights};
+  if (used.dim() != 4 || !batched_matmul_applies(used, v)) return {batched_matmul(used, v), weights};
   // (B, heads, T, d) written as a view of (B, T, heads, d): joining the heads is then free.
   torch::Tensor out = torch::empty({used.size(0), used.size(2), used.size(1), v.size(3)}, v.options()).transpose(1, 2);
   batched_matmul_into(used, v, out);

@@ -82,6 +82,7 @@ void batched_matmul_into(const torch::Tensor& a, const torch::Tensor& b, const t
 }
 
 torch::Tensor batched_matmul(const torch::Tensor& a, const torch::Tensor& b) {
+  if (!batched_matmul_applies(a, b)) return torch::matmul(a, b);
   std::vector<std::int64_t> shape(a.sizes().begin(), a.sizes().end());
   shape.back() = b.size(-1);
   torch::Tensor out = torch::empty(shape, a.options());

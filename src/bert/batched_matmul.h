@@ -12,10 +12,12 @@
 
 namespace newscls::bert {
 
-// a (..., M, K), b (..., K, N), f32, same batch dims (2-5 dims in all) -> (..., M, N) contiguous.
+// a (..., M, K) x b (..., K, N) -> (..., M, N) contiguous: oneDNN where
+// batched_matmul_applies, else torch::matmul (training, one title's few products).
 torch::Tensor batched_matmul(const torch::Tensor& a, const torch::Tensor& b);
 
-// Same product written into `out` (..., M, N), which may be strided (e.g. a transposed view).
+// Same product written into `out` (..., M, N), which may be strided (e.g. a transposed view);
+// only where batched_matmul_applies (throws UsageError otherwise).
 void batched_matmul_into(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& out);
 
 // Whether the oneDNN path applies: f32 CPU tensors with no gradient to track, and at least 32

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "bert/encoder.h"
 #include "bert/attention.h"
+#include "bert/encoder.h"
 #include "bert/quantized_linear.h"
 #include "bert/settings.h"
 #include "bert/tensor_io.h"
