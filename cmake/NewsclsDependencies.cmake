@@ -6,6 +6,7 @@ find_package(spdlog REQUIRED)
 find_package(Torch REQUIRED)
 find_package(CURL REQUIRED)
 find_package(SQLite3 REQUIRED)
+find_package(OpenSSL REQUIRED)  # libcrypto: bundle checksums
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
 # NFD and Unicode categories for the Hugging Face WordPiece tokenizer (src/hf).

@@ -7,6 +7,8 @@ packages=(
   build-essential cmake pkg-config python3
   libtorch-dev libsentencepiece-dev libcli11-dev libspdlog-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libcurl4-openssl-dev libsqlite3-dev libutf8proc-dev
+  # Bundle checksums: SHA-256 from libcrypto (it uses the CPU's SHA extensions).
+  libssl-dev
   # `newscls serve`: cpp-httplib, built by Debian as a shared library (with OpenSSL, zlib, Brotli).
   libcpp-httplib-dev
   # Distributed bert training: LibTorch's c10d links libgloo; its headers come from here.

@@ -1,6 +1,7 @@
 // The bert family's Classifier: character vocabulary, encoder + [CLS] head, MLM pretraining
 // (or an --init encoder bundle), fine-tuning, our own weight payloads, attention dumps.
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 
@@ -46,8 +47,25 @@ Encoded encode_all(const Vocab& vocab, const std::vector<std::string>& titles, s
 
 void check_known_keys(const nlohmann::json& config) { check_config_keys(config, default_options_json(), "bert"); }
 
-void apply_threads(int threads) {
-  if (threads > 0) at::set_num_threads(threads);
+// Debian's LibTorch runs its F32 GEMMs on OpenBLAS, whose thread pool at::set_num_threads does
+// not reach: without this, `--threads 1` still ran them on every core. Weak: another BLAS has
+// no such function, and then the library's own default stands.
+extern "C" void openblas_set_num_threads(int threads) __attribute__((weak));
+
+std::string openblas_threads_note(int threads) {
+  if (const char* env = std::getenv("OPENBLAS_NUM_THREADS")) return std::string("OPENBLAS_NUM_THREADS=") + env;
+  return threads > 0 ? std::to_string(threads) + " thread(s)" : "on every core";
+}
+
+// LibTorch gets at most max_threads (its OpenMP threads and OpenBLAS's oversubscribe the
+// cores), OpenBLAS all `threads` unless OPENBLAS_NUM_THREADS says otherwise (0 = leave both
+// at their defaults: every core).
+void apply_threads(int threads, int max_threads) {
+  if (threads <= 0) return;
+  at::set_num_threads(std::min(threads, max_threads));
+  if (openblas_set_num_threads != nullptr && std::getenv("OPENBLAS_NUM_THREADS") == nullptr) {
+    openblas_set_num_threads(threads);
+  }
 }
 
 // A thread's share of a batch is at least this many titles: a smaller one loses to packing
@@ -140,7 +158,7 @@ class BertClassifier final : public Classifier {
   std::vector<Prediction> predict_batch(const std::vector<std::string>& titles) override;
   std::size_t preferred_batch_size() const override { return 2048; }
   void set_threads(int threads) override {
-    apply_threads(std::min(threads, options_.max_threads));
+    apply_threads(threads, options_.max_threads);
     predict_threads_ = static_cast<std::size_t>(std::max(threads, 1));
   }
   void save(BundleWriter& bundle) const override;
@@ -260,9 +278,9 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   if (ctx.train == nullptr || ctx.labels == nullptr) throw UsageError("bert: no training data");
   if (ctx.device != "cpu") throw UsageError("bert: this LibTorch build has no CUDA; use --device cpu");
   const Stopwatch watch;
-  apply_threads(std::min(ctx.threads, options_.max_threads));
-  spdlog::info("bert: {} LibTorch thread(s) (max_threads {}); OpenBLAS runs its own", at::get_num_threads(),
-               options_.max_threads);
+  apply_threads(ctx.threads, options_.max_threads);
+  spdlog::info("bert: {} LibTorch thread(s) (max_threads {}), OpenBLAS {}", at::get_num_threads(),
+               options_.max_threads, openblas_threads_note(ctx.threads));
   torch::manual_seed(ctx.seed);
   rng_->reseed(ctx.seed);
   label_names_ = ctx.labels->names;
@@ -434,7 +452,7 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   Options options = parse_options(config);
   if (options.pretrain_epochs == 0) throw ConfigError("pretrain_epochs", "must be > 0 for pretrain");
   const Stopwatch watch;
-  apply_threads(std::min(request.threads, options.max_threads));
+  apply_threads(request.threads, options.max_threads);
   torch::manual_seed(request.seed);
   auto rng = std::make_shared<MaskRng>(request.seed);
   CharVocab vocab = CharVocab::build(request.train->titles, options.vocab_min_count, options.vocab_max_size);

@@ -1,6 +1,7 @@
 // The bert family end to end on a tiny model: vocabulary, payloads, dropout, schedule,
 // and a train / save / load / predict round trip with checkpoints and determinism.
 #include <filesystem>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <utility>
@@ -21,6 +22,8 @@
 #include "newscls/config.h"
 #include "newscls/error.h"
 #include "test_support.h"
+
+extern "C" int openblas_get_num_threads() __attribute__((weak));  // absent under another BLAS
 
 namespace newscls::bert {
 namespace {
@@ -315,6 +318,11 @@ TEST(BertClassifier, TrainSaveLoadPredictRoundTrip) {
   // A batch split over threads (each part its own forward pass) answers as one pass does.
   const std::vector<Prediction> one_thread = loaded->predict_batch(data.train.titles);  // 64: 3 parts
   loaded->set_threads(3);
+  // --threads reaches OpenBLAS's own pool (the F32 GEMMs); LibTorch's stays capped by max_threads.
+  if (openblas_get_num_threads != nullptr && std::getenv("OPENBLAS_NUM_THREADS") == nullptr) {
+    EXPECT_EQ(openblas_get_num_threads(), 3);
+  }
+  EXPECT_EQ(at::get_num_threads(), 1);
   const std::vector<Prediction> split = loaded->predict_batch(data.train.titles);
   ASSERT_EQ(split.size(), one_thread.size());
   for (std::size_t i = 0; i < split.size(); ++i) {
