@@ -52,8 +52,14 @@ void check_known_keys(const nlohmann::json& config) { check_config_keys(config, 
 // no such function, and then the library's own default stands.
 extern "C" void openblas_set_num_threads(int threads) __attribute__((weak));
 
+// The user's OPENBLAS_NUM_THREADS, or nullptr when unset or empty (OpenBLAS ignores it then too).
+const char* openblas_threads_env() {
+  const char* v = std::getenv("OPENBLAS_NUM_THREADS");
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
 std::string openblas_threads_note(int threads) {
-  if (const char* env = std::getenv("OPENBLAS_NUM_THREADS")) return std::string("OPENBLAS_NUM_THREADS=") + env;
+  if (const char* env = openblas_threads_env()) return std::string("OPENBLAS_NUM_THREADS=") + env;
   return threads > 0 ? std::to_string(threads) + " thread(s)" : "on every core";
 }
 
@@ -63,9 +69,7 @@ std::string openblas_threads_note(int threads) {
 void apply_threads(int threads, int max_threads) {
   if (threads <= 0) return;
   at::set_num_threads(std::min(threads, max_threads));
-  if (openblas_set_num_threads != nullptr && std::getenv("OPENBLAS_NUM_THREADS") == nullptr) {
-    openblas_set_num_threads(threads);
-  }
+  if (openblas_set_num_threads != nullptr && openblas_threads_env() == nullptr) openblas_set_num_threads(threads);
 }
 
 // A thread's share of a batch is at least this many titles: a smaller one loses to packing

@@ -319,7 +319,8 @@ TEST(BertClassifier, TrainSaveLoadPredictRoundTrip) {
   const std::vector<Prediction> one_thread = loaded->predict_batch(data.train.titles);  // 64: 3 parts
   loaded->set_threads(3);
   // --threads reaches OpenBLAS's own pool (the F32 GEMMs); LibTorch's stays capped by max_threads.
-  if (openblas_get_num_threads != nullptr && std::getenv("OPENBLAS_NUM_THREADS") == nullptr) {
+  const char* user_blas_threads = std::getenv("OPENBLAS_NUM_THREADS");
+  if (openblas_get_num_threads != nullptr && (user_blas_threads == nullptr || *user_blas_threads == '\0')) {
     EXPECT_EQ(openblas_get_num_threads(), 3);
   }
   EXPECT_EQ(at::get_num_threads(), 1);
