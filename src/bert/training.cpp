@@ -346,12 +346,19 @@ struct FineTuneRun {
   double ema_loss = 0;
 };
 
-// The batch with join_prob of its titles joined to another of their class; the draws depend
-// on the seed and step only, so a resumed run joins the same titles.
+// The batch with join_prob of its titles joined to another of their class. Each title's draws
+// depend on the seed, the step and the title only: a resumed run joins the same titles, and
+// ranks that share a batch join each title as one process would.
 Batch joined_batch(const FineTuneRun& r, const std::vector<std::size_t>& rows) {
-  std::mt19937_64 gen(mix_seed(r.job.seed, 6, static_cast<std::uint64_t>(r.s.step)));
-  const Encoded titles = join_same_label(*r.job.train, rows, r.by_label, *r.job.train_labels, r.o.join_prob,
-                                         r.o.arch.max_len, gen);
+  const std::uint64_t step_seed = mix_seed(r.job.seed, 6, static_cast<std::uint64_t>(r.s.step));
+  Encoded titles;
+  titles.reserve(rows.size());
+  for (std::size_t row : rows) {
+    std::mt19937_64 gen(mix_seed(step_seed, 7, row));
+    titles.push_back(std::move(
+        join_same_label(*r.job.train, {row}, r.by_label, *r.job.train_labels, r.o.join_prob, r.o.arch.max_len, gen)
+            .front()));
+  }
   std::vector<int> labels;
   labels.reserve(rows.size());
   for (std::size_t row : rows) labels.push_back((*r.job.train_labels)[row]);
