@@ -37,30 +37,23 @@ Batch make_batch(const std::vector<std::vector<std::int64_t>>& encoded,
   return batch;
 }
 
-std::vector<std::vector<std::int64_t>> join_same_label(const std::vector<std::vector<std::int64_t>>& encoded,
-                                                       const std::vector<std::size_t>& rows,
-                                                       const std::vector<std::vector<std::size_t>>& by_label,
-                                                       const std::vector<int>& labels, double join_prob,
-                                                       std::int64_t max_len, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
+std::vector<std::int64_t> join_same_label(const std::vector<std::vector<std::int64_t>>& encoded, std::size_t row,
+                                          const std::vector<std::vector<std::size_t>>& by_label,
+                                          const std::vector<int>& labels, double join_prob, std::int64_t max_len,
+                                          std::mt19937_64& rng) {
+  std::vector<std::int64_t> ids = encoded[row];
+  const bool labelled = labels[row] >= 0 && static_cast<std::size_t>(labels[row]) < by_label.size();
+  if (!labelled || std::uniform_real_distribution<double>(0.0, 1.0)(rng) >= join_prob) return ids;
+  const auto& same = by_label[static_cast<std::size_t>(labels[row])];
+  if (same.empty()) return ids;
+  const auto& other = encoded[same[std::uniform_int_distribution<std::size_t>(0, same.size() - 1)(rng)]];
+  ids.insert(ids.end(), other.begin() + 1, other.end());  // other without its [CLS]
   const auto cap = static_cast<std::size_t>(std::max<std::int64_t>(max_len, 3));
-  std::vector<std::vector<std::int64_t>> out;
-  out.reserve(rows.size());
-  for (std::size_t r : rows) {
-    std::vector<std::int64_t> ids = encoded[r];
-    const bool labelled = labels[r] >= 0 && static_cast<std::size_t>(labels[r]) < by_label.size();
-    if (labelled && unit(rng) < join_prob && !by_label[static_cast<std::size_t>(labels[r])].empty()) {
-      const auto& same = by_label[static_cast<std::size_t>(labels[r])];
-      const auto& other = encoded[same[std::uniform_int_distribution<std::size_t>(0, same.size() - 1)(rng)]];
-      ids.insert(ids.end(), other.begin() + 1, other.end());  // other without its [CLS]
-      if (ids.size() > cap) {
-        ids.resize(cap);
-        ids.back() = kSep;
-      }
-    }
-    out.push_back(std::move(ids));
+  if (ids.size() > cap) {
+    ids.resize(cap);
+    ids.back() = kSep;
   }
-  return out;
+  return ids;
 }
 
 std::vector<std::vector<std::size_t>> bucket_batches(const std::vector<std::size_t>& lengths,

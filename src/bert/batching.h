@@ -24,14 +24,13 @@ struct Batch {
 Batch make_batch(const std::vector<std::vector<std::int64_t>>& encoded,
                  const std::vector<std::size_t>& rows, const std::vector<int>* labels);
 
-// Length augmentation for fine-tuning: each row, with probability join_prob, becomes
+// Length augmentation for fine-tuning: with probability join_prob, the title of `row` becomes
 // [CLS] a [SEP] b [SEP] with b another title of the same label (cut to max_len ids, [SEP]
-// kept last). Returns the batch's own encoded titles, in the order of rows.
-std::vector<std::vector<std::int64_t>> join_same_label(const std::vector<std::vector<std::int64_t>>& encoded,
-                                                       const std::vector<std::size_t>& rows,
-                                                       const std::vector<std::vector<std::size_t>>& by_label,
-                                                       const std::vector<int>& labels, double join_prob,
-                                                       std::int64_t max_len, std::mt19937_64& rng);
+// kept last); otherwise it is returned as it is.
+std::vector<std::int64_t> join_same_label(const std::vector<std::vector<std::int64_t>>& encoded, std::size_t row,
+                                          const std::vector<std::vector<std::size_t>>& by_label,
+                                          const std::vector<int>& labels, double join_prob, std::int64_t max_len,
+                                          std::mt19937_64& rng);
 
 // With rng: shuffle, sort by length inside pools of 50 batches, cut, shuffle batch order.
 // Without: sorted by length over everything (prediction), order restored via Batch::rows.

@@ -355,9 +355,8 @@ Batch joined_batch(const FineTuneRun& r, const std::vector<std::size_t>& rows) {
   titles.reserve(rows.size());
   for (std::size_t row : rows) {
     std::mt19937_64 gen(mix_seed(step_seed, 7, row));
-    titles.push_back(std::move(
-        join_same_label(*r.job.train, {row}, r.by_label, *r.job.train_labels, r.o.join_prob, r.o.arch.max_len, gen)
-            .front()));
+    titles.push_back(
+        join_same_label(*r.job.train, row, r.by_label, *r.job.train_labels, r.o.join_prob, r.o.arch.max_len, gen));
   }
   std::vector<int> labels;
   labels.reserve(rows.size());

@@ -56,16 +56,17 @@ TEST(BertJoin, JoinsTitlesOfTheSameLabelAndCutsAtMaxLen) {
   const std::vector<int> labels = {0, 1, 0};
   const std::vector<std::vector<std::size_t>> by_label = {{0, 2}, {1}};
   std::mt19937_64 rng(3);
-  auto none = join_same_label(encoded, {2, 1}, by_label, labels, 0.0, 64, rng);
-  EXPECT_EQ(none, (std::vector<std::vector<std::int64_t>>{encoded[2], encoded[1]}));
-  auto all = join_same_label(encoded, {1, 0}, by_label, labels, 1.0, 64, rng);
-  EXPECT_EQ(all[0], (std::vector<std::int64_t>{kCls, 20, kSep, 20, kSep}));  // label 1 has one title
-  ASSERT_GE(all[1].size(), 6u);
-  EXPECT_EQ(std::vector<std::int64_t>(all[1].begin(), all[1].begin() + 4), encoded[0]);
-  EXPECT_TRUE(all[1][4] == 10 || all[1][4] == 30) << all[1][4];
-  auto cut = join_same_label(encoded, {2}, by_label, labels, 1.0, 6, rng);
-  ASSERT_EQ(cut[0].size(), 6u);
-  EXPECT_EQ(cut[0].back(), kSep);
+  EXPECT_EQ(join_same_label(encoded, 2, by_label, labels, 0.0, 64, rng), encoded[2]);
+  EXPECT_EQ(join_same_label(encoded, 1, by_label, labels, 0.0, 64, rng), encoded[1]);
+  const auto one = join_same_label(encoded, 1, by_label, labels, 1.0, 64, rng);
+  EXPECT_EQ(one, (std::vector<std::int64_t>{kCls, 20, kSep, 20, kSep}));  // label 1 has one title
+  const auto joined = join_same_label(encoded, 0, by_label, labels, 1.0, 64, rng);
+  ASSERT_GE(joined.size(), 6u);
+  EXPECT_EQ(std::vector<std::int64_t>(joined.begin(), joined.begin() + 4), encoded[0]);
+  EXPECT_TRUE(joined[4] == 10 || joined[4] == 30) << joined[4];
+  const auto cut = join_same_label(encoded, 2, by_label, labels, 1.0, 6, rng);
+  ASSERT_EQ(cut.size(), 6u);
+  EXPECT_EQ(cut.back(), kSep);
 }
 
 TEST(BertOptions, BundlesWithoutTheNewKeysNeitherFoldNorJoin) {
