@@ -159,8 +159,15 @@ MemberAnswers CascadeClassifier::answers_on(Member& m, const Dataset& dev, std::
 
 nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
   std::vector<std::string> dirs = split_members(config_["members"].get<std::string>());
-  for (std::string& dir : dirs) dir = resolve_member(dir, ctx.work_dir);
   if (dirs.size() < 2 || dirs.size() > 3) throw ConfigError("members", "expected 2 or 3 bundle directories, comma-separated");
+  for (std::string& dir : dirs) {
+    const std::string given = dir;
+    dir = resolve_member(dir, ctx.work_dir);
+    if (!fs::exists(fs::path(dir) / "manifest.json")) {
+      throw ConfigError("members", "'" + given + "' is no trained bundle (nor next to the output folder): train it " +
+                                       "first, or set members=DIR,DIR[,DIR]");
+    }
+  }
   open_members(dirs, &ctx.labels->names);
   std::vector<MemberAnswers> dev;
   std::vector<std::vector<float>> joint;
@@ -263,12 +270,12 @@ nlohmann::json CascadeClassifier::run_stats() const {
 nlohmann::json default_config() {
   return {
       {"_doc",
-       {{"members", "Trained bundle directories, comma-separated, cheapest first (2 or 3); copied into the bundle."},
+       {{"members", "Trained bundle directories, comma-separated, cheapest first (2 or 3); copied into the bundle. A bare name that is no folder here is looked for next to the output folder, so in a pipeline run the default chains the run's own fasttext and bert."},
         {"last_share", "At most this share of dev titles may reach the last member (e.g. 0.15 for an LLM)."},
         {"candidates", "Threshold candidates per member: quantiles of its calibrated dev scores."},
         {"slack", "Accept a dev accuracy up to this much (a share of the titles) below the best thresholds' when that sends fewer titles on."},
         {"combine", "\"product\": a title sent on gets the class of highest product of the calibrated probabilities of the members that saw it; \"last\": the last of them answers alone."}}},
-      {"members", ""},
+      {"members", "fasttext,bert"},
       {"last_share", 1.0},
       {"candidates", 40},
       {"slack", 0.005},

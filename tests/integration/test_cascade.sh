@@ -16,9 +16,11 @@ export NEWSCLS_LLM_API_KEY=unused
   --set concurrency=4 >/dev/null 2>"$dir/llm.err" || { cat "$dir/llm.err"; fail "llm member"; }
 ft_acc=$(json_get "$dir/src/ft/metrics.json" "j['accuracy']")
 
-# Members must be given; then train with the LLM share capped.
+# The default members (fasttext,bert) are looked for next to --out: absent here, an error names
+# the field and the member; then train with the LLM share capped.
 expect_exit 1 "$dir/none.err" "$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/none"
 assert_contains "$dir/none.err" "members"
+assert_contains "$dir/none.err" "'fasttext' is no trained bundle"
 expect_exit 1 "$dir/combine.err" "$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/bad" \
   --set "members=$dir/src/ft,$dir/src/llm" --set combine=mean
 assert_contains "$dir/combine.err" "combine"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The pipeline on a small slice of the real data, all four stages, the LLM stage pointed at
-# the loopback test server; the report must list every stage with its metrics.
+# the loopback test server, and the default cascade of the run's fasttext and bert; the report
+# must list every stage with its metrics.
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch)
 make_slice "$dir/data" 3000 20
@@ -20,7 +21,7 @@ NEWSCLS_LLM_API_KEY= DEEPSEEK_API_KEY= "$NEWSCLS_BIN" pipeline --data "$dir/data
   --set llm.base_url="http://127.0.0.1:$port" --set llm.limit=100 --set llm.cache_path="$dir/llm-cache.sqlite" \
   >"$dir/out.txt" 2>"$dir/err.txt" || { cat "$dir/err.txt" >&2; fail "pipeline failed"; }
 
-for stage in tfidf-rf fasttext bert llm; do
+for stage in tfidf-rf fasttext bert llm cascade; do
   assert_contains "$dir/out.txt" "$stage"
   [[ -f "$dir/run/$stage/metrics.json" ]] || fail "no metrics for $stage"
   grep -q "| $stage | done | [01]\.[0-9]\{4\} |" "$dir/run/report.md" || { cat "$dir/run/report.md"; fail "report row for $stage"; }
@@ -33,12 +34,13 @@ assert_eq 100 "$(json_get "$dir/run/llm/metrics.json" 'j["count"]')" "llm titles
 [[ -f "$dir/run/bert-quantize/compression.json" ]] || fail "no compression stage after bert"
 assert_eq done "$(json_get "$dir/run/pipeline.json" '[s["status"] for s in j["stages"] if s["stage"]=="bert-quantize"][0]')" "compression stage"
 assert_contains "$dir/run/report.html" "<h2>Compression</h2>"
+assert_eq "fasttext bert" "$(json_get "$dir/run/cascade/cascade.json" '" ".join(m["family"] for m in j["members"])')" "cascade members"
 grep -q "| bert-quantize | quantize | .* -> " "$dir/run/report.md" || { cat "$dir/run/report.md"; fail "compression row"; }
 
 # --resume finds every stage complete and runs nothing again.
 "$NEWSCLS_BIN" pipeline --data "$dir/data" --out "$dir/run" --resume \
   --set llm.base_url="http://127.0.0.1:$port" --set llm.cache_path="$dir/llm-cache.sqlite" >"$dir/out2.txt" 2>/dev/null
-assert_eq 5 "$(grep -c resumed "$dir/out2.txt")" "stages resumed (and the compression stage)"
+assert_eq 6 "$(grep -c resumed "$dir/out2.txt")" "stages resumed (and the compression stage)"
 
 # Without a key or base_url the LLM stage is skipped with the reason.
 NEWSCLS_LLM_API_KEY= DEEPSEEK_API_KEY= "$NEWSCLS_BIN" pipeline --data "$dir/data" --out "$dir/run2" \
