@@ -75,13 +75,13 @@ nlohmann::json default_config() {
           {"subword", false},
           {"subword_vocab_size", 8000},
           {"min_df", 2},
-          {"max_features", 50000},
+          {"max_features", 0},
           {"sublinear_tf", true},
           {"l2_normalize", false},
           {"n_trees", 100},
           {"max_depth", 0},
           {"min_samples_leaf", 3},
-          {"max_features_per_split", "sqrt"},
+          {"max_features_per_split", "64"},
           {"bootstrap", true}};
 }
 
