@@ -21,6 +21,22 @@ std::vector<std::string> split_tabs(const std::string& line) {
   return fields;
 }
 
+std::uintmax_t payload_bytes(const Bundle& bundle) {
+  std::uintmax_t bytes = 0;
+  for (const auto& [name, sha] : bundle.manifest().payloads) bytes += fs::file_size(bundle.payload_path(name));
+  return bytes;
+}
+
+// The payloads of the bundle and of the bundles nested in it (a bundle that carries copies of
+// others, as a cascade carries its members, is as large as all of them).
+std::uintmax_t bundle_bytes(const Bundle& bundle) {
+  std::uintmax_t bytes = payload_bytes(bundle);
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(bundle.dir())) {
+    if (e.is_directory() && fs::exists(e.path() / "manifest.json")) bytes += payload_bytes(Bundle::open(e.path().string()));
+  }
+  return bytes;
+}
+
 std::map<std::size_t, StagePrediction> read_predictions(const std::string& path) {
   std::map<std::size_t, StagePrediction> out;
   std::ifstream in(path);
@@ -45,7 +61,7 @@ StageFacts read_stage_facts(const StageResult& result, const std::string& run_di
     facts.metrics = nlohmann::json::parse(read_file(facts.dir + "/metrics.json"));
     facts.has_metrics = true;
     const Bundle bundle = Bundle::open(facts.dir);
-    for (const auto& [name, sha] : bundle.manifest().payloads) facts.bundle_bytes += fs::file_size(bundle.payload_path(name));
+    facts.bundle_bytes = bundle_bytes(bundle);
     facts.confusion_svg = read_file(facts.dir + "/confusion.svg");
     facts.predictions = read_predictions(facts.dir + "/predictions.tsv");
     if (fs::exists(facts.dir + "/compression.json")) {

@@ -20,7 +20,7 @@ struct StageFacts {
   std::string dir;
   bool has_metrics = false;
   nlohmann::json metrics;                 // metrics.json
-  std::uintmax_t bundle_bytes = 0;        // payloads only
+  std::uintmax_t bundle_bytes = 0;        // payloads, nested bundles' included
   std::string confusion_svg;
   std::map<std::size_t, StagePrediction> predictions;  // test index -> prediction
   nlohmann::json compression;             // compression.json of a compression stage, else null

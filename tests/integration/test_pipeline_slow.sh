@@ -35,6 +35,13 @@ assert_eq 100 "$(json_get "$dir/run/llm/metrics.json" 'j["count"]')" "llm titles
 assert_eq done "$(json_get "$dir/run/pipeline.json" '[s["status"] for s in j["stages"] if s["stage"]=="bert-quantize"][0]')" "compression stage"
 assert_contains "$dir/run/report.html" "<h2>Compression</h2>"
 assert_eq "fasttext bert" "$(json_get "$dir/run/cascade/cascade.json" '" ".join(m["family"] for m in j["members"])')" "cascade members"
+# The cascade's bundle column counts its member copies: at least fasttext's and bert's together.
+python3 - "$dir/run/report.md" <<'PY' || fail "cascade bundle size in the report"
+import sys
+rows = {c[1].strip(): c for c in (l.split("|") for l in open(sys.argv[1], encoding="utf-8")) if len(c) > 9}
+size = lambda stage: float(rows[stage][8].split()[0]) * (1024 if rows[stage][8].split()[1] == "MB" else 1)
+sys.exit(0 if size("cascade") >= size("fasttext") + size("bert") - 0.2 else 1)
+PY
 grep -q "| bert-quantize | quantize | .* -> " "$dir/run/report.md" || { cat "$dir/run/report.md"; fail "compression row"; }
 
 # --resume finds every stage complete and runs nothing again.
