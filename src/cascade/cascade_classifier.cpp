@@ -41,11 +41,13 @@ void copy_bundle(const std::string& source, const std::string& dest) {
 }
 
 // A member given as a bare name that is no directory here (the pipeline's "fasttext") is looked
-// for next to the bundle being trained: the pipeline's run folder.
+// for next to the bundle being trained: the pipeline's run folder. Bundle::open judges what is found.
 std::string resolve_member(const std::string& dir, const std::string& work_dir) {
-  if (fs::exists(dir) || work_dir.empty()) return dir;
+  if (fs::exists(dir)) return dir;
   const fs::path sibling = fs::path(work_dir).parent_path() / dir;
-  return fs::exists(sibling) ? sibling.string() : dir;
+  if (!work_dir.empty() && fs::exists(sibling)) return sibling.string();
+  throw ConfigError("members", "'" + dir + "' is no trained bundle (nor next to the output folder): train it first, " +
+                                   "or set members=DIR,DIR[,DIR]");
 }
 
 // A member's model; after the first, loaded in the background when the bundle is loaded
@@ -160,14 +162,7 @@ MemberAnswers CascadeClassifier::answers_on(Member& m, const Dataset& dev, std::
 nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
   std::vector<std::string> dirs = split_members(config_["members"].get<std::string>());
   if (dirs.size() < 2 || dirs.size() > 3) throw ConfigError("members", "expected 2 or 3 bundle directories, comma-separated");
-  for (std::string& dir : dirs) {
-    const std::string given = dir;
-    dir = resolve_member(dir, ctx.work_dir);
-    if (!fs::exists(fs::path(dir) / "manifest.json")) {
-      throw ConfigError("members", "'" + given + "' is no trained bundle (nor next to the output folder): train it " +
-                                       "first, or set members=DIR,DIR[,DIR]");
-    }
-  }
+  for (std::string& dir : dirs) dir = resolve_member(dir, ctx.work_dir);
   open_members(dirs, &ctx.labels->names);
   std::vector<MemberAnswers> dev;
   std::vector<std::vector<float>> joint;
