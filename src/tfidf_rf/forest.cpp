@@ -34,7 +34,7 @@ std::uint64_t tree_seed(std::uint64_t seed, std::size_t tree) {
   return splitmix64(t);
 }
 
-// Candidate test: one multiply-xor-multiply hash of (feature, node salt).
+// The fallback's order: one multiply-xor-multiply hash of (feature, node salt).
 inline std::uint32_t feature_hash(std::int32_t feature, std::uint64_t salt) {
   std::uint64_t h = (static_cast<std::uint64_t>(feature) * 0x9E3779B97F4A7C15ULL) ^ salt;
   h *= 0xBF58476D1CE4E5B9ULL;
@@ -50,6 +50,16 @@ struct Gathered {
 struct Entry {
   float value;
   std::int32_t sample;
+};
+
+struct Drawn {
+  std::uint32_t key;
+  std::int32_t feature;
+};
+
+// Heap order: the smallest (key, feature) is drawn first. A lambda, so the heap inlines it.
+constexpr auto drawn_later = [](const Drawn& a, const Drawn& b) {
+  return a.key > b.key || (a.key == b.key && a.feature > b.feature);
 };
 
 struct Split {
@@ -113,12 +123,13 @@ class TreeBuilder {
   TreeBuilder(const CsrMatrix& x, const CscMatrix& csc, const std::vector<int>& y, int num_classes,
               const ForestOptions& o)
       : x_(x), csc_(csc), y_(y), k_(num_classes), options_(o),
-        slot_of_(x.cols, -1), goes_right_(x.rows(), 0), stamp_(x.rows(), 0), weight_(x.rows(), 0) {
-    const double p = static_cast<double>(o.features_per_split) / static_cast<double>(x.cols);
-    all_candidates_ = p >= 1.0;
-    candidate_limit_ = static_cast<std::uint32_t>(std::min(p, 1.0) * 4294967295.0);
-    // Walking columns costs one hash per feature plus the candidates' column lengths.
-    column_cost_ = static_cast<double>(x.cols) + std::min(p, 1.0) * static_cast<double>(x.nnz());
+        slot_of_(x.cols, -1), other_weight_(x.cols, 0), goes_right_(x.rows(), 0), stamp_(x.rows(), 0), weight_(x.rows(), 0) {
+    all_candidates_ = static_cast<std::size_t>(o.features_per_split) >= x.cols;
+    candidate_bits_.assign((x.cols + 63) / 64, 0);
+    if (all_candidates_) {  // drawn once: every feature, for the column walk
+      for (std::size_t f = 0; f < x.cols; ++f) candidates_.push_back(static_cast<std::int32_t>(f));
+      candidates_nnz_ = x.nnz();
+    }
     mean_row_nnz_ = static_cast<double>(x.nnz()) / static_cast<double>(x.rows());
   }
 
@@ -127,14 +138,27 @@ class TreeBuilder {
   void force_walk(int walk) { forced_walk_ = walk; }
 
  private:
-  bool is_candidate(std::int32_t f, std::uint64_t salt) const {
-    return all_candidates_ || feature_hash(f, salt) < candidate_limit_;
+  bool is_candidate(std::int32_t f) const {
+    const auto u = static_cast<std::uint32_t>(f);
+    return all_candidates_ || ((candidate_bits_[u >> 6] >> (u & 63)) & 1) != 0;
   }
+  void draw_candidates(Rng& rng);
+  void clear_candidates();
   void draw_samples(Rng& rng);
   void class_counts(std::size_t begin, std::size_t end, std::vector<std::int64_t>& counts) const;
   void make_leaf(std::int32_t node, const std::vector<std::int64_t>& counts, std::int64_t total);
-  void gather_rows(std::size_t begin, std::size_t end, bool all, std::uint64_t salt);
-  void gather_columns(std::size_t begin, std::size_t end, std::uint64_t salt);
+  void gather_rows(std::size_t begin, std::size_t end, bool weigh_others);
+  void gather_columns(std::size_t begin, std::size_t end);
+  void weigh_others(std::size_t begin, std::size_t end);
+  void stamp_node(std::size_t begin, std::size_t end);
+  void add_other(std::int32_t feature, std::uint32_t weight) {
+    std::uint16_t& w = other_weight_[static_cast<std::size_t>(feature)];
+    if (w == 0) others_.push_back(feature);
+    w = static_cast<std::uint16_t>(std::min<std::uint32_t>(w + weight, 0xFFFF));
+  }
+  std::int32_t gather_feature(std::int32_t feature, std::size_t begin, std::size_t end);
+  Split fallback_split(std::size_t begin, std::size_t end, const std::vector<std::int64_t>& counts,
+                       std::int64_t total, Rng& rng);
   Split evaluate(std::int32_t slot, const std::vector<std::int64_t>& counts, std::int64_t total);
   Split find_split(std::size_t begin, std::size_t end, const std::vector<std::int64_t>& counts,
                    std::int64_t total, Rng& rng);
@@ -146,8 +170,12 @@ class TreeBuilder {
   const int k_;
   const ForestOptions& options_;
   bool all_candidates_ = false;
-  std::uint32_t candidate_limit_ = 0;
-  double column_cost_ = 0, mean_row_nnz_ = 0;
+  double mean_row_nnz_ = 0;
+  // The node's candidates, drawn without replacement; a bit a feature, so the walks' tests
+  // stay in L1 cache.
+  std::vector<std::uint64_t> candidate_bits_;
+  std::vector<std::int32_t> candidates_;  // ascending
+  std::size_t candidates_nnz_ = 0;        // their columns' total length
   int forced_walk_ = 0;  // 0 cheapest, 1 rows, 2 columns
 
   std::vector<std::int32_t> slot_of_;
@@ -156,6 +184,11 @@ class TreeBuilder {
   std::vector<std::size_t> slot_start_;  // grouped_[slot_start_[s] .. slot_start_[s+1])
   std::vector<std::size_t> cursor_;
   std::vector<Entry> grouped_;
+  std::vector<Drawn> fallback_;
+  // Per feature, the weight of the node's non-candidates, saturating: it is only compared with
+  // min_samples_leaf, and 2 bytes a feature keep the walk's random accesses in cache.
+  std::vector<std::uint16_t> other_weight_;
+  std::vector<std::int32_t> others_;        // the features with other_weight_ > 0
   std::vector<std::uint8_t> goes_right_;
   std::vector<std::uint32_t> stamp_;     // == stamp_now_ for the samples of the current node
   std::uint32_t stamp_now_ = 0;
@@ -195,15 +228,21 @@ void TreeBuilder::make_leaf(std::int32_t node, const std::vector<std::int64_t>& 
   tree_.nodes[static_cast<std::size_t>(node)] = {-1, 0.0f, leaf};
 }
 
-// Gathers the node's non-zeros of candidate features from its rows, grouped by feature.
-void TreeBuilder::gather_rows(std::size_t begin, std::size_t end, bool all, std::uint64_t salt) {
+// Gathers the node's non-zeros of candidate features from its rows, grouped by feature; with
+// `weigh_others`, the same walk sums the weight of every other feature (for the fallback).
+void TreeBuilder::gather_rows(std::size_t begin, std::size_t end, bool weigh_others) {
   gathered_.clear();
   used_.clear();
+  others_.clear();
   for (std::size_t i = begin; i < end; ++i) {
     const std::int32_t s = samples_[i];
     for (std::size_t k = x_.row_begin(s); k < x_.row_end(s); ++k) {
       const std::int32_t f = x_.indices[k];
-      if (!all && !is_candidate(f, salt)) continue;
+      if (!is_candidate(f)) {
+        if (!weigh_others) continue;
+        add_other(f, weight_[s]);
+        continue;
+      }
       std::int32_t slot = slot_of_[f];
       if (slot < 0) {
         slot = static_cast<std::int32_t>(used_.size());
@@ -223,20 +262,44 @@ void TreeBuilder::gather_rows(std::size_t begin, std::size_t end, bool all, std:
   for (std::int32_t f : used_) slot_of_[f] = -1;
 }
 
-// Same result as gather_rows, from the candidate features' columns.
-void TreeBuilder::gather_columns(std::size_t begin, std::size_t end, std::uint64_t salt) {
+void TreeBuilder::draw_candidates(Rng& rng) {
+  if (all_candidates_) return;
+  const auto wanted = static_cast<std::size_t>(options_.features_per_split);
+  candidates_.clear();
+  candidates_nnz_ = 0;
+  while (candidates_.size() < wanted) {
+    const std::size_t f = rng.below(x_.cols);
+    std::uint64_t& word = candidate_bits_[f >> 6];
+    const std::uint64_t bit = std::uint64_t{1} << (f & 63);
+    if (word & bit) continue;
+    word |= bit;
+    candidates_.push_back(static_cast<std::int32_t>(f));
+    candidates_nnz_ += csc_.col_ptr[f + 1] - csc_.col_ptr[f];
+  }
+  std::sort(candidates_.begin(), candidates_.end());
+}
+
+void TreeBuilder::clear_candidates() {
+  for (std::int32_t f : candidates_) candidate_bits_[static_cast<std::uint32_t>(f) >> 6] = 0;
+}
+
+void TreeBuilder::stamp_node(std::size_t begin, std::size_t end) {
   ++stamp_now_;
   if (stamp_now_ == 0) {
     std::fill(stamp_.begin(), stamp_.end(), 0u);
     stamp_now_ = 1;
   }
   for (std::size_t i = begin; i < end; ++i) stamp_[samples_[i]] = stamp_now_;
+}
+
+// Same result as gather_rows, from the candidate features' columns.
+void TreeBuilder::gather_columns(std::size_t begin, std::size_t end) {
+  stamp_node(begin, end);
   grouped_.clear();
   used_.clear();
+  others_.clear();
   slot_start_.assign(1, 0);
-  const auto n_features = static_cast<std::int32_t>(x_.cols);
-  for (std::int32_t f = 0; f < n_features; ++f) {
-    if (!is_candidate(f, salt)) continue;
+  for (std::int32_t f : candidates_) {
     const std::size_t before = grouped_.size();
     for (std::size_t k = csc_.col_ptr[f]; k < csc_.col_ptr[f + 1]; ++k) {
       const std::int32_t s = csc_.rows[k];
@@ -248,13 +311,48 @@ void TreeBuilder::gather_columns(std::size_t begin, std::size_t end, std::uint64
   }
 }
 
+// The weights gather_rows(..., true) would have summed, for a node gathered without them.
+void TreeBuilder::weigh_others(std::size_t begin, std::size_t end) {
+  others_.clear();
+  for (std::size_t i = begin; i < end; ++i) {
+    const std::int32_t s = samples_[i];
+    for (std::size_t k = x_.row_begin(s); k < x_.row_end(s); ++k) {
+      const std::int32_t f = x_.indices[k];
+      if (is_candidate(f)) continue;
+      add_other(f, weight_[s]);
+    }
+  }
+}
+
+// Appends one feature's non-zeros in the node as a new slot, from its column or from the
+// node's rows, whichever is shorter; returns the slot.
+std::int32_t TreeBuilder::gather_feature(std::int32_t feature, std::size_t begin, std::size_t end) {
+  const std::size_t column = csc_.col_ptr[feature + 1] - csc_.col_ptr[feature];
+  if (static_cast<double>(column) < static_cast<double>(end - begin) * mean_row_nnz_) {
+    for (std::size_t k = csc_.col_ptr[feature]; k < csc_.col_ptr[feature + 1]; ++k) {
+      const std::int32_t s = csc_.rows[k];
+      if (stamp_[s] == stamp_now_) grouped_.push_back({csc_.values[k], s});
+    }
+  } else {
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::int32_t s = samples_[i];
+      const auto row_first = x_.indices.begin() + static_cast<std::ptrdiff_t>(x_.row_begin(s));
+      const auto row_last = x_.indices.begin() + static_cast<std::ptrdiff_t>(x_.row_end(s));
+      const auto at = std::lower_bound(row_first, row_last, feature);
+      if (at != row_last && *at == feature) {
+        grouped_.push_back({x_.values[static_cast<std::size_t>(at - x_.indices.begin())], s});
+      }
+    }
+  }
+  used_.push_back(feature);
+  slot_start_.push_back(grouped_.size());
+  return static_cast<std::int32_t>(used_.size() - 1);
+}
+
 Split TreeBuilder::evaluate(std::int32_t slot, const std::vector<std::int64_t>& counts,
                             std::int64_t total) {
   Entry* first = grouped_.data() + slot_start_[static_cast<std::size_t>(slot)];
   Entry* last = grouped_.data() + slot_start_[static_cast<std::size_t>(slot) + 1];
-  std::sort(first, last, [](const Entry& a, const Entry& b) {
-    return a.value < b.value || (a.value == b.value && a.sample < b.sample);
-  });
   right_.assign(static_cast<std::size_t>(k_), 0);
   std::int64_t w_right = 0;
   for (const Entry* e = first; e != last; ++e) {
@@ -262,6 +360,12 @@ Split TreeBuilder::evaluate(std::int32_t slot, const std::vector<std::int64_t>& 
     right_[static_cast<std::size_t>(y_[e->sample])] += w;
     w_right += w;
   }
+  const std::int64_t min_leaf = options_.min_samples_leaf;
+  // The right side only shrinks as the threshold rises: too light now, too light for good.
+  if (w_right < min_leaf) return {};
+  std::sort(first, last, [](const Entry& a, const Entry& b) {
+    return a.value < b.value || (a.value == b.value && a.sample < b.sample);
+  });
   left_.resize(static_cast<std::size_t>(k_));
   std::int64_t sq_left = 0, sq_right = 0;
   for (int c = 0; c < k_; ++c) {
@@ -270,7 +374,6 @@ Split TreeBuilder::evaluate(std::int32_t slot, const std::vector<std::int64_t>& 
     sq_right += right_[c] * right_[c];
   }
   std::int64_t w_left = total - w_right;
-  const std::int64_t min_leaf = options_.min_samples_leaf;
 
   Split best;
   auto consider = [&](float threshold) {
@@ -300,36 +403,56 @@ Split TreeBuilder::evaluate(std::int32_t slot, const std::vector<std::int64_t>& 
 
 Split TreeBuilder::find_split(std::size_t begin, std::size_t end,
                               const std::vector<std::int64_t>& counts, std::int64_t total, Rng& rng) {
-  const std::uint64_t salt = rng.next();
+  draw_candidates(rng);
   const double row_cost = static_cast<double>(end - begin) * mean_row_nnz_;
-  const bool by_columns = forced_walk_ == 2 || (forced_walk_ == 0 && row_cost > column_cost_);
-  // Small nodes often need the fallback below, so they gather every feature at once.
-  const bool gather_all = !by_columns && end - begin <= kSmallNode;
+  const bool by_columns = forced_walk_ == 2 || (forced_walk_ == 0 && !all_candidates_ &&
+                                                row_cost > static_cast<double>(candidates_nnz_));
+  // Small nodes often need the fallback below, so their walk weighs the other features too.
+  const bool weighed = !by_columns && end - begin <= kSmallNode;
   if (by_columns) {
-    gather_columns(begin, end, salt);
+    gather_columns(begin, end);
   } else {
-    gather_rows(begin, end, gather_all, salt);
+    gather_rows(begin, end, weighed);
   }
   Split best;
   for (std::size_t slot = 0; slot < used_.size(); ++slot) {
-    if (gather_all && !is_candidate(used_[slot], salt)) continue;
     Split s = evaluate(static_cast<std::int32_t>(slot), counts, total);
     if (better(s, best)) best = s;
   }
-  if (best.valid || all_candidates_) return best;
+  const bool split = best.valid || all_candidates_;
+  if (!split && !weighed) weigh_others(begin, end);
+  clear_candidates();
+  if (split) {
+    for (std::int32_t f : others_) other_weight_[f] = 0;
+    return best;
+  }
+  return fallback_split(begin, end, counts, total, rng);
+}
 
-  // No candidate splits the node: try the node's other features in random order
-  // (features sorted first, so the order does not depend on how they were gathered).
-  if (!gather_all) gather_rows(begin, end, true, salt);
-  std::vector<std::int32_t> order(used_.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int32_t>(i);
-  std::sort(order.begin(), order.end(), [this](std::int32_t a, std::int32_t b) { return used_[a] < used_[b]; });
-  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
-  for (std::int32_t slot : order) {
-    Split s = evaluate(slot, counts, total);
+// No candidate splits the node: try its other features in an order drawn from a fresh salt.
+// A min-heap on (hash, feature) pops them one by one, so a node pays for the features it
+// tries, not for sorting all of them, and the order does not depend on how they were gathered.
+Split TreeBuilder::fallback_split(std::size_t begin, std::size_t end,
+                                  const std::vector<std::int64_t>& counts, std::int64_t total, Rng& rng) {
+  const std::uint64_t order_salt = rng.next();
+  const auto light = static_cast<std::uint16_t>(std::min(options_.min_samples_leaf, 0xFFFF));
+  fallback_.clear();
+  for (std::int32_t f : others_) {
+    if (other_weight_[f] >= light) {  // lighter ones cannot fill a leaf
+      fallback_.push_back({feature_hash(f, order_salt), f});
+    }
+    other_weight_[f] = 0;
+  }
+  std::make_heap(fallback_.begin(), fallback_.end(), drawn_later);
+  stamp_node(begin, end);
+  while (!fallback_.empty()) {
+    std::pop_heap(fallback_.begin(), fallback_.end(), drawn_later);
+    const std::int32_t feature = fallback_.back().feature;
+    fallback_.pop_back();
+    Split s = evaluate(gather_feature(feature, begin, end), counts, total);
     if (s.valid) return s;
   }
-  return best;
+  return {};
 }
 
 std::size_t TreeBuilder::partition(std::size_t begin, std::size_t end, const Split& split) {

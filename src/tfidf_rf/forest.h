@@ -1,15 +1,15 @@
 // A random forest of Gini trees for sparse, high-dimensional, non-negative input.
 //
-// Each tree draws a bootstrap sample and grows depth first. At a node, a feature is a
-// split candidate with probability features_per_split / n_features (a hash of the feature
-// and a per-node salt decides, so candidates are found while scanning the node's sparse
-// rows and features absent from the node cost nothing). For each candidate the node's
-// non-zeros are gathered from the rows and sorted; the samples without that feature are
-// the implicit "zero" group, whose class counts are the node's counts minus the gathered
-// ones. Large nodes gather from the candidates' columns instead, which is cheaper when a
-// node holds most of the rows. When no candidate gives a valid split, present features
-// are tried in random order until one does (as scikit-learn keeps drawing past constant
-// features).
+// Each tree draws a bootstrap sample and grows depth first. At a node, features_per_split
+// candidate features are drawn without replacement and marked in a bitmap, so the walk over
+// the node's sparse rows tests each non-zero with one bit. For each candidate the node's
+// non-zeros are gathered and sorted; the samples without that feature are the implicit
+// "zero" group, whose class counts are the node's counts minus the gathered ones. Large
+// nodes gather from the candidates' columns instead, which is cheaper when a node holds many
+// rows. When no candidate gives a valid split (most candidates are absent from a small
+// node), the node's other features heavy enough to fill a leaf are tried in random order
+// until one does (as scikit-learn keeps drawing past constant features); only the tried
+// ones are gathered.
 // Tree t is seeded from (seed, t) alone and stored at index t, so the forest is the same
 // for a seed whatever the thread count or scheduling. Probabilities are the mean of the
 // trees' leaf class distributions.
@@ -40,7 +40,7 @@ struct ForestOptions {
   int n_trees = 100;
   int max_depth = 0;            // 0: grow until pure
   int min_samples_leaf = 1;     // counted in bootstrap draws
-  int features_per_split = 1;   // expected number of candidate features per node
+  int features_per_split = 1;   // candidate features drawn per node
   bool bootstrap = true;
   std::uint64_t seed = 1;
   int threads = 1;

@@ -81,7 +81,7 @@ nlohmann::json default_config() {
           {"n_trees", 100},
           {"max_depth", 0},
           {"min_samples_leaf", 3},
-          {"max_features_per_split", "64"},
+          {"max_features_per_split", "8"},
           {"bootstrap", true}};
 }
 

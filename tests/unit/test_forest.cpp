@@ -107,12 +107,24 @@ TEST(Forest, DeterministicForSeedWhateverTheThreads) {
 
 TEST(Forest, RowAndColumnWalksGrowTheSameTrees) {
   const Toy train = make_toy(300, 1), test = make_toy(100, 4);
-  ForestOptions rows = options(2, 7), columns = options(2, 7);
-  rows.walk = 1;
-  columns.walk = 2;
-  const auto a = all_probs(RandomForest::fit(train.x, train.y, kClasses, rows, {}), test.rows);
-  const auto b = all_probs(RandomForest::fit(train.x, train.y, kClasses, columns, {}), test.rows);
-  EXPECT_EQ(a, b);
+  // One candidate per split sends most nodes to the fallback over the node's other features.
+  for (int candidates : {6, 1}) {
+    ForestOptions rows = options(2, 7), columns = options(2, 7);
+    rows.features_per_split = columns.features_per_split = candidates;
+    rows.walk = 1;
+    columns.walk = 2;
+    const auto a = all_probs(RandomForest::fit(train.x, train.y, kClasses, rows, {}), test.rows);
+    const auto b = all_probs(RandomForest::fit(train.x, train.y, kClasses, columns, {}), test.rows);
+    EXPECT_EQ(a, b) << candidates << " candidates per split";
+  }
+}
+
+TEST(Forest, FallbackStillSplitsWithOneCandidate) {
+  const Toy train = make_toy(300, 1);
+  ForestOptions o = options(2, 7);
+  o.features_per_split = 1;
+  const RandomForest forest = RandomForest::fit(train.x, train.y, kClasses, o, {});
+  EXPECT_DOUBLE_EQ(accuracy(forest, train), 1.0);
 }
 
 TEST(Forest, MaxDepthAndTreeCallback) {
