@@ -21,18 +21,23 @@ std::vector<std::string> split_tabs(const std::string& line) {
   return fields;
 }
 
-std::uintmax_t payload_bytes(const Bundle& bundle) {
+std::uintmax_t payload_bytes(const fs::path& dir, const Manifest& manifest) {
   std::uintmax_t bytes = 0;
-  for (const auto& [name, sha] : bundle.manifest().payloads) bytes += fs::file_size(bundle.payload_path(name));
+  for (const auto& [name, sha] : manifest.payloads) bytes += fs::file_size(dir / name);
   return bytes;
 }
 
 // The payloads of the bundle and of the bundles nested in it (a bundle that carries copies of
-// others, as a cascade carries its members, is as large as all of them).
+// others, as a cascade carries its members, is as large as all of them). A nested bundle's
+// manifest is read, not verified: its owner verifies it when it loads, and hashing tens of
+// megabytes again only to count them would slow every report.
 std::uintmax_t bundle_bytes(const Bundle& bundle) {
-  std::uintmax_t bytes = payload_bytes(bundle);
+  std::uintmax_t bytes = payload_bytes(bundle.dir(), bundle.manifest());
   for (const fs::directory_entry& e : fs::recursive_directory_iterator(bundle.dir())) {
-    if (e.is_directory() && fs::exists(e.path() / "manifest.json")) bytes += payload_bytes(Bundle::open(e.path().string()));
+    const fs::path manifest = e.path() / "manifest.json";
+    if (!e.is_directory() || !fs::exists(manifest)) continue;
+    bytes += payload_bytes(e.path(), manifest_from_json(nlohmann::json::parse(read_file(manifest.string())),
+                                                        manifest.string()));
   }
   return bytes;
 }
