@@ -65,6 +65,9 @@ class BundleWriter {
 class Bundle {
  public:
   static Bundle open(const std::string& dir);
+  // The manifest alone, checked as open checks it, without hashing the payloads (for a
+  // caller that only needs what it lists, such as their sizes).
+  static Manifest read_manifest(const std::string& dir);
   const Manifest& manifest() const { return manifest_; }
   const std::string& dir() const { return dir_; }
   // Throws ModelFormatError when the manifest lists no such payload.

@@ -125,7 +125,7 @@ void BundleWriter::commit(Manifest manifest) {
   sync_path(parent.empty() ? "." : parent.string());  // records the rename itself
 }
 
-Bundle Bundle::open(const std::string& dir) {
+Manifest Bundle::read_manifest(const std::string& dir) {
   const std::string manifest_path = dir + "/manifest.json";
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw ModelFormatError(dir, "no such model directory");
@@ -136,13 +136,18 @@ Bundle Bundle::open(const std::string& dir) {
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number too large
     throw ModelFormatError(manifest_path, std::string("not valid JSON: ") + e.what());
   }
-  Bundle bundle;
-  bundle.dir_ = dir;
   try {
-    bundle.manifest_ = manifest_from_json(j, manifest_path);
+    return manifest_from_json(j, manifest_path);
   } catch (const nlohmann::json::exception& e) {
     throw ModelFormatError(manifest_path, std::string("malformed manifest: ") + e.what());
   }
+}
+
+Bundle Bundle::open(const std::string& dir) {
+  Bundle bundle;
+  bundle.dir_ = dir;
+  bundle.manifest_ = read_manifest(dir);
+  std::error_code ec;
   for (const auto& [name, sha] : bundle.manifest_.payloads) {
     const std::string path = dir + "/" + name;
     if (!fs::is_regular_file(path, ec)) throw ModelFormatError(path, "payload listed in the manifest is missing");

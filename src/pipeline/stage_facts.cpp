@@ -34,10 +34,8 @@ std::uintmax_t payload_bytes(const fs::path& dir, const Manifest& manifest) {
 std::uintmax_t bundle_bytes(const Bundle& bundle) {
   std::uintmax_t bytes = payload_bytes(bundle.dir(), bundle.manifest());
   for (const fs::directory_entry& e : fs::recursive_directory_iterator(bundle.dir())) {
-    const fs::path manifest = e.path() / "manifest.json";
-    if (!e.is_directory() || !fs::exists(manifest)) continue;
-    bytes += payload_bytes(e.path(), manifest_from_json(nlohmann::json::parse(read_file(manifest.string())),
-                                                        manifest.string()));
+    if (!e.is_directory() || !fs::exists(e.path() / "manifest.json")) continue;
+    bytes += payload_bytes(e.path(), Bundle::read_manifest(e.path().string()));
   }
   return bytes;
 }

@@ -405,8 +405,7 @@ Split TreeBuilder::find_split(std::size_t begin, std::size_t end,
                               const std::vector<std::int64_t>& counts, std::int64_t total, Rng& rng) {
   draw_candidates(rng);
   const double row_cost = static_cast<double>(end - begin) * mean_row_nnz_;
-  const bool by_columns = forced_walk_ == 2 || (forced_walk_ == 0 && !all_candidates_ &&
-                                                row_cost > static_cast<double>(candidates_nnz_));
+  const bool by_columns = forced_walk_ == 2 || (forced_walk_ == 0 && row_cost > static_cast<double>(candidates_nnz_));
   // Small nodes often need the fallback below, so their walk weighs the other features too.
   const bool weighed = !by_columns && end - begin <= kSmallNode;
   if (by_columns) {
