@@ -30,6 +30,7 @@ struct Prediction {
   float score = 0;                // probability of `label`
   std::vector<float> probs;       // one per class; empty for an unknown answer
   int stage = -1;                 // which member of a cascade answered; -1 elsewhere
+  bool abstained = false;         // not answered at all (a blank title); label unknown
 };
 
 // The most probable class of a probability vector (the first on ties).
@@ -100,5 +101,9 @@ class Classifier {
   // Families with an encoder give each title's vectors, same order. Others throw UsageError.
   virtual std::vector<Embedding> embed(const std::vector<std::string>& titles);
 };
+
+// model.predict_batch for the titles with text; a blank title (is_blank_title) is abstained
+// without reaching the model, so no model guesses a class for nothing and no LLM is paid to.
+std::vector<Prediction> predict_titles(Classifier& model, const std::vector<std::string>& titles);
 
 }  // namespace newscls

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace newscls {
@@ -48,6 +49,10 @@ struct DataLayout {
   std::string classes() const { return dir + "/class.txt"; }
   std::string split(const std::string& name) const { return dir + "/" + name + ".txt"; }
 };
+
+// True for an empty title or one of ASCII white space only: a labelled file refuses it,
+// `predict` and the server answer it without asking a model.
+bool is_blank_title(std::string_view title);
 
 // flag, else $NEWSCLS_DATA, else data/thucnews, else ../shared/data/thucnews.
 // Throws IoError naming every place it looked when none holds class.txt.

@@ -3,8 +3,10 @@
 // or TSV `title<TAB>label<TAB>score`. Scores are printed as %.6g; an unknown answer has the
 // label "unknown" and label_id -1. With a minimum score set, a title scored below it is not
 // answered: "label":null, "label_id":-1, "abstained":true (TSV: an empty label), and answered
-// lines carry "abstained":false. A cascade's answers add "stage" (the member that answered). Built by hand: a json value per field made formatting cost
-// about 10% of tfidf-rf's prediction time.
+// lines carry "abstained":false. A blank title is never answered (Prediction::abstained): it
+// is written so whatever the minimum score, with score 0 and an empty top_k. A cascade's
+// answers add "stage" (the member that answered). Built by hand: a json value per field made
+// formatting cost about 10% of tfidf-rf's prediction time.
 //
 //   PredictionFormatter f(manifest.labels, PredictionFormat::kJsonl, 3);
 //   std::string out;  f.append(out, title, prediction);
@@ -46,7 +48,7 @@ class PredictionFormatter {
   double min_score_ = -1;
   std::vector<std::string> stage_names_;
 
-  bool abstains(const Prediction& p) const { return min_score_ >= 0 && p.score < min_score_; }
+  bool abstains(const Prediction& p) const { return p.abstained || (min_score_ >= 0 && p.score < min_score_); }
 };
 
 // Appends s as a JSON string, escaped as nlohmann::json::dump() does (quote, backslash and

@@ -24,10 +24,6 @@ void clean_line(std::string& line, std::size_t line_number) {
   if (line_number == 1 && line.compare(0, kBom.size(), kBom) == 0) line.erase(0, kBom.size());
 }
 
-bool is_blank(std::string_view s) {
-  return s.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos;
-}
-
 // Empty string when the line is good; otherwise what is wrong with it.
 std::string parse_labeled_line(const std::string& line, int num_labels, std::string& title, int& label) {
   const std::size_t tab = line.rfind('\t');
@@ -42,7 +38,7 @@ std::string parse_labeled_line(const std::string& line, int num_labels, std::str
     return "label " + std::to_string(label) + " out of range 0.." + std::to_string(num_labels - 1);
   }
   title.assign(line, 0, tab);
-  if (is_blank(title)) return "empty title";
+  if (is_blank_title(title)) return "empty title";
   if (!is_valid_utf8(title)) return "title is not valid UTF-8";
   return {};
 }
@@ -60,6 +56,10 @@ std::ifstream open_for_reading(const std::string& path) {
 
 }  // namespace
 
+bool is_blank_title(std::string_view title) {
+  return title.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos;
+}
+
 int LabelSet::id_of(const std::string& name) const {
   for (int i = 0; i < size(); ++i) {
     if (names[i] == name) return i;
@@ -73,7 +73,7 @@ LabelSet read_class_file(const std::string& path) {
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     clean_line(line, number);
-    if (is_blank(line)) continue;
+    if (is_blank_title(line)) continue;
     if (!is_valid_utf8(line)) throw DataError(path, number, "class name is not valid UTF-8");
     if (labels.id_of(line) >= 0) throw DataError(path, number, "duplicate class name '" + line + "'");
     labels.names.push_back(line);

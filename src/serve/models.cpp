@@ -37,7 +37,7 @@ ServedModel::ServedModel(std::string name, std::unique_ptr<Classifier> classifie
   MicroBatcher::BatchFn on_batch;
   if (metrics) on_batch = [metrics, n = name_](std::size_t titles) { metrics->record_batch(n, titles); };
   batcher_ = std::make_unique<MicroBatcher>(
-      [model](const std::vector<std::string>& titles) { return model->predict_batch(titles); }, settings.batch,
+      [model](const std::vector<std::string>& titles) { return predict_titles(*model, titles); }, settings.batch,
       std::move(on_batch));
 }
 

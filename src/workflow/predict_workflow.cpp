@@ -33,7 +33,7 @@ std::size_t run_predict(const PredictRequest& r) {
     while (batch.size() < batch_size && (more = reader.next(title))) batch.push_back(title);
     if (batch.empty()) break;
     check_interrupted();
-    const std::vector<Prediction> predictions = model->predict_batch(batch);
+    const std::vector<Prediction> predictions = predict_titles(*model, batch);
     text.clear();
     for (std::size_t i = 0; i < batch.size(); ++i) formatter.append(text, batch[i], predictions[i]);
     out.write(text);

@@ -67,6 +67,12 @@ for p, t in zip(lines, tsv):
         assert p["label"] is not None and p["score"] >= 0.9, p
         assert t[1] == p["label"], (t, p)
 PY
+# A blank line is abstained whatever the minimum score; the titles around it are answered.
+{ head -n 1 "$dir/titles.txt"; printf '\n \t \n'; } >"$dir/blank.txt"
+"$NEWSCLS_BIN" predict --model-dir "$dir/model" --input "$dir/blank.txt" --output "$dir/blank.jsonl"
+assert_eq "[False, True, True]" \
+  "$(python3 -c "import json,sys; print([json.loads(l).get('abstained', False) and json.loads(l)['label'] is None for l in open(sys.argv[1])])" "$dir/blank.jsonl")" \
+  "blank lines abstained"
 # A bundle without calibration facts (made before they existed) predicts as the raw model;
 # a malformed calibration is refused, naming the manifest.
 cp -r "$dir/model" "$dir/old"

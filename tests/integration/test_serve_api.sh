@@ -32,6 +32,12 @@ same_as_predict "$dir/predict.jsonl" news "$dir/all.json"
 post_json 200 "$dir/named.json" "{\"titles\": $titles_json, \"top_k\": 2, \"model\": \"news\"}"
 same_as_predict "$dir/predict.jsonl" news "$dir/named.json"
 
+# --- a blank title is abstained, not guessed, beside an answered one ---
+post_json 200 "$dir/blank.json" '{"titles": [" ", "足球联赛 主队获胜"]}'
+assert_eq "(None, True, [], False)" \
+  "$(json_get "$dir/blank.json" "tuple(j['results'][0][k] for k in ('label', 'abstained', 'top_k')) + ('abstained' in j['results'][1],)")" \
+  "blank title in a request"
+
 # --- 9 concurrent one-title requests, gathered by the micro-batcher ---
 batches_before=$(curl -s "$base/metrics" | sed -n 's/^newscls_batch_size_count{model="news"} //p')
 python3 -c "import json,sys

@@ -55,6 +55,56 @@ TEST(PredictionFormatter, UnknownAnswerAndTsv) {
   EXPECT_THROW(parse_prediction_format("csv"), UsageError);
 }
 
+// Answers every title it is asked about with class 1 and remembers what it was asked.
+class RecordingModel : public Classifier {
+ public:
+  std::string family() const override { return "recording"; }
+  void configure(const nlohmann::json&) override {}
+  nlohmann::json config() const override { return {}; }
+  nlohmann::json train(const TrainContext&) override { return {}; }
+  std::vector<Prediction> predict_batch(const std::vector<std::string>& titles) override {
+    asked.push_back(titles);
+    return std::vector<Prediction>(titles.size(), example());
+  }
+  void save(BundleWriter&) const override {}
+  void load(const Bundle&) override {}
+
+  std::vector<std::vector<std::string>> asked;
+};
+
+TEST(PredictTitles, BlankTitlesAreAbstainedWithoutAskingTheModel) {
+  RecordingModel model;
+  const std::vector<Prediction> p = predict_titles(model, {"", "体育新闻", " \t ", "游戏"});
+  ASSERT_EQ(model.asked.size(), 1u);
+  EXPECT_EQ(model.asked[0], (std::vector<std::string>{"体育新闻", "游戏"}));
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_TRUE(p[0].abstained && p[2].abstained);
+  EXPECT_EQ(p[0].label, kUnknownLabel);
+  EXPECT_FALSE(p[1].abstained || p[3].abstained);
+  EXPECT_EQ(p[1].label, 1);
+  EXPECT_EQ(p[3].label, 1);
+
+  predict_titles(model, {"", "  "});
+  EXPECT_EQ(model.asked.size(), 1u) << "a batch of blanks asks nothing";
+}
+
+TEST(PredictionFormatter, BlankTitleIsAbstainedWithoutMinScore) {
+  Prediction blank;
+  blank.abstained = true;
+  PredictionFormatter jsonl(kLabels, PredictionFormat::kJsonl, 3);
+  std::string out;
+  jsonl.append(out, " ", blank);
+  jsonl.append(out, "t", example());
+  EXPECT_EQ(out,
+            "{\"title\":\" \",\"label\":null,\"label_id\":-1,\"score\":0,\"abstained\":true,\"top_k\":[]}\n"
+            "{\"title\":\"t\",\"label\":\"sports\",\"label_id\":1,\"score\":0.7,\"top_k\":[{\"label\":\"sports\","
+            "\"score\":0.7},{\"label\":\"finance\",\"score\":0.2},{\"label\":\"game\",\"score\":0.1}]}\n");
+  PredictionFormatter tsv(kLabels, PredictionFormat::kTsv, 3);
+  out.clear();
+  tsv.append(out, "", blank);
+  EXPECT_EQ(out, "\t\t0\n");
+}
+
 TEST(Registry, ListsFamiliesInPipelineOrderWithoutLoadingThem) {
   const std::vector<std::string> names = known_families();
   ASSERT_GE(names.size(), 4u);
