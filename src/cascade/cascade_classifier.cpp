@@ -10,6 +10,7 @@
 #include "newscls/config.h"
 #include "newscls/error.h"
 #include "newscls/registry.h"
+#include "newscls/sha256.h"
 
 namespace fs = std::filesystem;
 
@@ -37,6 +38,19 @@ void copy_bundle(const std::string& source, const std::string& dest) {
     const fs::path target = fs::path(dest) / name;
     if (target.has_parent_path()) make_directories(target.parent_path().string());
     fs::copy_file(bundle.payload_path(name), target, fs::copy_options::overwrite_existing);
+  }
+}
+
+// A member copy must be the one the cascade was trained with: each member bundle verifies its
+// own payloads, but a whole member swapped for another valid bundle would pass that. (Bundles
+// from before the hash was recorded are taken as they are.)
+void check_member_manifest(const std::string& payload_path, const nlohmann::json& member, const std::string& dir) {
+  if (!member.contains("manifest_sha256")) return;
+  const std::string manifest = dir + "/manifest.json";
+  if (!fs::exists(manifest)) throw ModelFormatError(payload_path, "member " + dir + " has no manifest.json");
+  if (sha256_file_hex(manifest) != member.at("manifest_sha256").get<std::string>()) {
+    throw ModelFormatError(payload_path, "member " + member.at("dir").get<std::string>() +
+                                             ": manifest.json is not the one this cascade was trained with");
   }
 }
 
@@ -224,7 +238,9 @@ void CascadeClassifier::save(BundleWriter& bundle) const {
   for (std::size_t m = 0; m < members_.size(); ++m) {
     const std::string name = "members/" + std::to_string(m);
     copy_bundle(members_[m].dir, bundle.file_path(name));
-    j["members"].push_back({{"dir", name}, {"family", members_[m].family}});
+    // The member's manifest holds its payloads' hashes, so hashing it covers the whole copy.
+    const std::string manifest_sha = sha256_file_hex(bundle.file_path(name) + "/manifest.json");
+    j["members"].push_back({{"dir", name}, {"family", members_[m].family}, {"manifest_sha256", manifest_sha}});
   }
   write_file_atomic(bundle.payload_path(kPayload), j.dump(2) + "\n");
 }
@@ -236,7 +252,10 @@ void CascadeClassifier::load(const Bundle& bundle) {
     j = nlohmann::json::parse(read_file(path));
     thresholds_ = j.at("thresholds").get<std::vector<double>>();
     std::vector<std::string> dirs;
-    for (const auto& m : j.at("members")) dirs.push_back(bundle.dir() + "/" + m.at("dir").get<std::string>());
+    for (const auto& m : j.at("members")) {
+      dirs.push_back(bundle.dir() + "/" + m.at("dir").get<std::string>());
+      check_member_manifest(path, m, dirs.back());
+    }
     if (dirs.size() < 2 || thresholds_.size() + 1 != dirs.size()) throw ModelFormatError(path, "members and thresholds do not match");
     // Bundles from before `combine` existed chose their thresholds for the last member alone.
     if (!bundle.manifest().config.contains("combine")) config_["combine"] = "last", product_ = false;

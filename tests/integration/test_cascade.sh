@@ -14,6 +14,8 @@ export NEWSCLS_LLM_API_KEY=unused
   fail "fasttext member"
 "$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/src/llm" --set "base_url=$LLM_URL" --set cache_path=off \
   --set concurrency=4 >/dev/null 2>"$dir/llm.err" || { cat "$dir/llm.err"; fail "llm member"; }
+"$NEWSCLS_BIN" train --model fasttext --data "$dir/data" --out "$dir/other_ft" --threads 1 --seed 2 --set epochs=2 >/dev/null 2>&1 ||
+  fail "a second fasttext bundle"
 ft_acc=$(json_get "$dir/src/ft/metrics.json" "j['accuracy']")
 
 # The default members (fasttext,bert) are looked for next to --out: absent here, an error names
@@ -58,4 +60,10 @@ assert len(lines) == 50 and all(p["stage"] in ("fasttext", "llm") for p in lines
 PY
 "$NEWSCLS_BIN" info --model-dir "$dir/cascade" >"$dir/info.out" || fail "info"
 assert_contains "$dir/info.out" "cascade"
+# A member swapped for another valid bundle is refused, naming the cascade's payload and the member.
+cp -r "$dir/cascade" "$dir/swapped"
+rm -rf "$dir/swapped/members/0" && cp -r "$dir/other_ft" "$dir/swapped/members/0"
+expect_exit 1 "$dir/swapped.err" "$NEWSCLS_BIN" info --model-dir "$dir/swapped"
+assert_contains "$dir/swapped.err" "cascade.json"
+assert_contains "$dir/swapped.err" "members/0: manifest.json is not the one this cascade was trained with"
 echo "test_cascade: ok"
