@@ -1,7 +1,7 @@
 // Writing outputs so that a crash or interrupt never leaves a half-written file.
 //
 // Content goes to "<path>.tmp.<pid>" and is renamed over <path> only when complete and
-// flushed; an AtomicOutputFile destroyed without commit() removes its temporary file.
+// flushed, and the folder is synced after the rename; an AtomicOutputFile destroyed without commit() removes its temporary file.
 // A directory built under a temporary name is made durable with sync_tree() and put in
 // place with replace_directory(); sync_path() on its parent then records the rename.
 //
@@ -40,6 +40,10 @@ class AtomicOutputFile {
 
 // Creates dir and its parents; IoError when it cannot.
 void make_directories(const std::string& dir);
+
+// True when a and b name the same folder or one lies inside the other, however spelt
+// (a trailing slash, "." or "..", a symbolic link): replacing one would destroy the other.
+bool folders_overlap(const std::string& a, const std::string& b);
 
 // fsync of one file or directory; IoError naming path on failure.
 void sync_path(const std::string& path);

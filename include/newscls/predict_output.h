@@ -51,6 +51,10 @@ class PredictionFormatter {
   bool abstains(const Prediction& p) const { return p.abstained || (min_score_ >= 0 && p.score < min_score_); }
 };
 
+// The names of a cascade's members, in the order Prediction::stage counts them (the
+// manifest's training.stages); empty for other bundles.
+std::vector<std::string> stage_names(const Manifest& manifest);
+
 // Appends s as a JSON string, escaped as nlohmann::json::dump() does (quote, backslash and
 // control characters; UTF-8 kept as is: the caller has checked it).
 void append_json_string(std::string& out, std::string_view s);

@@ -82,12 +82,28 @@ void AtomicOutputFile::commit() {
     throw IoError(path_, "cannot rename into place: " + why);
   }
   committed_ = true;
+  const fs::path parent = fs::path(path_).parent_path();
+  sync_path(parent.empty() ? "." : parent.string());  // records the rename itself
 }
 
 void make_directories(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw IoError(dir, "cannot create directory: " + ec.message());
+}
+
+bool folders_overlap(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  const fs::path x = fs::weakly_canonical(fs::absolute(a), ec);
+  const fs::path y = fs::weakly_canonical(fs::absolute(b), ec);
+  const auto inside = [](const fs::path& outer, const fs::path& inner) {
+    auto o = outer.begin(), i = inner.begin();
+    for (; o != outer.end() && !o->empty(); ++o, ++i) {
+      if (i == inner.end() || *o != *i) return false;
+    }
+    return true;
+  };
+  return inside(x, y) || inside(y, x);
 }
 
 void sync_path(const std::string& path) {

@@ -113,9 +113,11 @@ std::string error_body(const std::string& code, const std::string& message) {
 }
 
 std::string classify_body(const std::string& model_json, const std::vector<Prediction>& predictions,
-                          const std::vector<std::string>& labels, int top_k) {
+                          const std::vector<std::string>& labels, const std::vector<std::string>& stage_names,
+                          int top_k) {
   // The writer of `newscls predict`, so both give the same numbers and fields.
   PredictionFormatter formatter(labels, PredictionFormat::kJsonl, top_k);
+  formatter.set_stage_names(stage_names);
   std::string out = "{\"model\":" + model_json + ",\"results\":[";
   out.reserve(predictions.size() * (64 + 48 * static_cast<std::size_t>(top_k)));
   for (std::size_t i = 0; i < predictions.size(); ++i) {

@@ -56,8 +56,10 @@ int json_nesting_depth(std::string_view text, int limit);
 std::string error_body(const std::string& code, const std::string& message);
 
 // {"model":<name>,"results":[{"label":...,"label_id":n,"score":p,"top_k":[...]},...]}
-// model_json is the model's name already written as a JSON string.
+// model_json is the model's name already written as a JSON string; stage_names name a
+// cascade's members (newscls::stage_names).
 std::string classify_body(const std::string& model_json, const std::vector<Prediction>& predictions,
-                          const std::vector<std::string>& labels, int top_k);
+                          const std::vector<std::string>& labels, const std::vector<std::string>& stage_names,
+                          int top_k);
 
 }  // namespace newscls::serve

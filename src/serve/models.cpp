@@ -4,6 +4,7 @@
 
 #include "newscls/bundle.h"
 #include "newscls/error.h"
+#include "newscls/predict_output.h"
 #include "serve/api.h"
 
 namespace newscls::serve {
@@ -30,6 +31,7 @@ ServedModel::ServedModel(std::string name, std::unique_ptr<Classifier> classifie
     : name_(std::move(name)),
       name_json_(nlohmann::json(name_).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)),
       labels_(manifest.labels),
+      stage_names_(newscls::stage_names(manifest)),
       description_(describe(name_, classifier->family(), manifest)),
       classifier_(std::move(classifier)) {
   classifier_->set_threads(settings.threads);

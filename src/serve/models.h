@@ -41,13 +41,14 @@ class ServedModel {
   const std::string& name() const { return name_; }
   const std::string& name_json() const { return name_json_; }
   const std::vector<std::string>& labels() const { return labels_; }
+  const std::vector<std::string>& stage_names() const { return stage_names_; }
   // {"name", "family", "labels", "metrics": the manifest's test_* figures}
   const nlohmann::json& description() const { return description_; }
   MicroBatcher& batcher() { return *batcher_; }
 
  private:
   std::string name_, name_json_;
-  std::vector<std::string> labels_;
+  std::vector<std::string> labels_, stage_names_;
   nlohmann::json description_;
   std::unique_ptr<Classifier> classifier_;
   std::unique_ptr<MicroBatcher> batcher_;  // declared last: drained before the classifier goes

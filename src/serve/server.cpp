@@ -39,6 +39,18 @@ struct RequestTrace {
 };
 thread_local RequestTrace g_trace;  // per thread, reset for every request
 
+// A connection whose request body was left unread. httplib 0.11.4 keeps a connection open
+// whatever the response's "Connection: close" says, and would read the body's bytes as the
+// next request (request smuggling behind a proxy that reuses connections). httplib serves a
+// connection on one thread from start to end, so the thread remembers it by peer address and
+// answers anything more on it with 400, never routing it.
+struct TaintedConnection {
+  std::string addr;
+  int port = -1;
+  bool matches(const httplib::Request& req) const { return port == req.remote_port && addr == req.remote_addr; }
+};
+thread_local TaintedConnection g_tainted;
+
 struct Route {
   std::set<std::string> methods;
 };
@@ -175,6 +187,15 @@ httplib::Server::HandlerResponse Server::Impl::pre_route(const httplib::Request&
   g_trace = RequestTrace{};
   g_trace.active = true;
   g_trace.start = Clock::now();
+  if (g_tainted.matches(req)) {
+    send_error_and_close(res, 400, "connection_tainted",
+                         "an earlier request's body on this connection was not read; open a new connection");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  g_tainted = {};  // another connection: the tainted one has ended
+  // RFC 9110 14.2: Range is defined for GET only; a server ignores it elsewhere (httplib
+  // would cut a classify response to the range).
+  if (req.method != "GET") const_cast<httplib::Request&>(req).ranges.clear();
   const auto route = routes().find(req.path);
   auto reply = [&](int status, const std::string& code, const std::string& message) {
     (has_body(req) ? send_error_and_close : send_error)(res, status, code, message);
@@ -211,6 +232,11 @@ httplib::Server::HandlerResponse Server::Impl::fill_error(const httplib::Request
 }
 
 void Server::Impl::access_log(const httplib::Request& req, const httplib::Response& res) {
+  // Runs after the response is written. A body refused unread, or one httplib answered for
+  // before pre-routing (400, 414, 416), leaves its bytes on the wire.
+  if (res.get_header_value("Connection") == "close" || (!g_trace.active && has_body(req))) {
+    g_tainted = {req.remote_addr, req.remote_port};
+  }
   const double seconds = g_trace.active ? std::chrono::duration<double>(Clock::now() - g_trace.start).count() : 0.0;
   metrics.record_request(req.path, res.status, seconds);
   std::string extra;
@@ -277,7 +303,7 @@ void Server::Impl::classify(const httplib::Request&, httplib::Response& res, con
       spdlog::error("model {}: prediction failed: {}", model.name(), e.what());
       throw ApiError(500, "prediction_failed", "the model failed on this batch");
     }
-    res.set_content(classify_body(model.name_json(), predictions, model.labels(), request.top_k), kJson);
+    res.set_content(classify_body(model.name_json(), predictions, model.labels(), model.stage_names(), request.top_k), kJson);
   } catch (const ApiError& e) {
     send_error(res, e.status(), e.code(), e.what());
   }

@@ -281,8 +281,11 @@ CompressRequest request_for(const CompressOptions& o, const Splits& s, int threa
 }  // namespace
 
 nlohmann::json run_compress(const CompressOptions& o) {
-  if (o.out_dir.empty() || fs::path(o.out_dir) == fs::path(o.model_dir)) {
-    throw UsageError("compress needs an --out directory other than --model-dir");
+  if (o.out_dir.empty() || folders_overlap(o.out_dir, o.model_dir)) {
+    throw UsageError("compress needs an --out directory apart from --model-dir (not it, nor inside it, nor holding it)");
+  }
+  for (const std::string& teacher : o.teacher_dirs) {
+    if (folders_overlap(o.out_dir, teacher)) throw UsageError("--out " + o.out_dir + " would replace the teacher " + teacher);
   }
   const Bundle source = Bundle::open(o.model_dir);
   const Family& family = family_of_bundle(source);

@@ -44,6 +44,14 @@ void append_json_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
+std::vector<std::string> stage_names(const Manifest& manifest) {
+  std::vector<std::string> names;
+  const nlohmann::json& stages = manifest.training.contains("stages") ? manifest.training["stages"] : nlohmann::json();
+  if (!stages.is_array()) return names;
+  for (const auto& name : stages) names.push_back(name.is_string() ? name.get<std::string>() : name.dump());
+  return names;
+}
+
 PredictionFormat parse_prediction_format(const std::string& name) {
   if (name == "jsonl") return PredictionFormat::kJsonl;
   if (name == "tsv") return PredictionFormat::kTsv;

@@ -15,12 +15,7 @@ std::size_t run_predict(const PredictRequest& r) {
   model->set_threads(r.threads > 0 ? r.threads : default_thread_count());
   PredictionFormatter formatter(bundle.manifest().labels, r.format, r.top_k);
   formatter.set_min_score(r.min_score);
-  const nlohmann::json& training = bundle.manifest().training;
-  if (training.contains("stages") && training["stages"].is_array()) {
-    std::vector<std::string> names;
-    for (const auto& name : training["stages"]) names.push_back(name.is_string() ? name.get<std::string>() : name.dump());
-    formatter.set_stage_names(names);
-  }
+  formatter.set_stage_names(stage_names(bundle.manifest()));
   TitleReader reader(r.input);
   AtomicOutputFile out(r.output);
   const std::size_t batch_size = std::max<std::size_t>(1, model->preferred_batch_size());

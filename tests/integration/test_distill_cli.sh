@@ -29,4 +29,10 @@ expect_exit 1 "$dir/err" "$bin" compress --model-dir "$dir/teacher" --method dis
   --data "$dir/data" --threads 1 --set alpah=0.5
 assert_contains "$dir/err" "alpah"
 [[ ! -e "$dir/bad/manifest.json" ]] || fail "a refused compress left a bundle"
+# --out naming the source however spelt (a trailing slash, "x/.."), or inside it, is refused.
+for out in "$dir/teacher/" "$dir/teacher/sub/.." "$dir/teacher/student"; do
+  expect_exit 2 "$dir/err" "$bin" compress --model-dir "$dir/teacher" --method distill --out "$out" --data "$dir/data" --threads 1
+  assert_contains "$dir/err" "apart from --model-dir"
+done
+"$bin" info --model-dir "$dir/teacher" >/dev/null || fail "the source bundle was touched"
 echo "ok"

@@ -79,6 +79,36 @@ expect_error 413 too_many_titles POST /v1/classify --data-binary "@$dir/many.jso
 expect_error 411 length_required POST /v1/classify
 expect_error 415 unsupported_media_type POST /v1/classify -F 'titles=a'
 
+# --- an unread body is never taken for a request: a refused body that holds a request, on one
+# connection, gets its refusal and then 400s, never a routed answer ---
+python3 - "${base#http://127.0.0.1:}" <<'PY' || fail "request smuggled in a refused body"
+import re, socket, sys
+inner = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+for head in (b"POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(inner),
+             b"POST /v1/classify HTTP/1.1\r\nHost: x\r\nContent-Length: 99999\r\n\r\n"):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    s.settimeout(5)
+    s.sendall(head)
+    data = s.recv(65536)  # the refusal, sent before the body
+    s.sendall(inner)      # the "body": a request of its own
+    try:
+        while len(re.findall(rb"HTTP/1\.1 ", data)) < 2 or not data.endswith(b"}"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except socket.timeout:
+        pass
+    statuses = re.findall(rb"HTTP/1\.1 (\d{3}) ", data)
+    assert statuses[0] in (b"404", b"413") and statuses[1:] == [b"400"], statuses
+    assert b"connection_tainted" in data, data
+PY
+# Range is ignored on POST: the whole classify answer comes back.
+curl -s -o "$dir/range.json" -w '%{http_code}' -H 'Range: bytes=0-20' -H 'Content-Type: application/json' \
+  --data-binary '{"titles": ["足球联赛 主队获胜"]}' "$base/v1/classify" >"$dir/range.code"
+assert_eq 200 "$(cat "$dir/range.code")" "Range on POST"
+assert_eq 1 "$(json_get "$dir/range.json" "len(j['results'])")" "whole answer despite Range"
+
 # --- a stalled client is dropped after --read-timeout and holds up nobody meanwhile ---
 python3 - "${base#http://127.0.0.1:}" <<'PY' &
 import socket, sys, time
@@ -103,7 +133,7 @@ assert_contains "$dir/server.log" '"GET /v1/classify" 405'
 if grep -qF "$(head -n 1 "$dir/titles.txt")" "$dir/server.log"; then fail "a title reached the access log"; fi
 call 200 "$dir/metrics.txt" GET /metrics
 assert_contains "$dir/metrics.txt" 'newscls_http_requests_total{path="/v1/classify",status="200"}'
-assert_contains "$dir/metrics.txt" 'newscls_http_requests_total{path="/v1/classify",status="413"} 3'
+assert_contains "$dir/metrics.txt" 'newscls_http_requests_total{path="/v1/classify",status="413"} 4'
 assert_contains "$dir/metrics.txt" 'newscls_http_request_duration_seconds_bucket{path="/v1/classify",le="+Inf"}'
 assert_contains "$dir/metrics.txt" 'newscls_titles_total{model="news"}'
 assert_contains "$dir/metrics.txt" 'newscls_queue_depth{model="news"} 0'

@@ -163,6 +163,19 @@ TEST(Bundle, RefusesBadChecksumMissingPayloadNewerVersionAndBadManifest) {
   EXPECT_TRUE(contains(error_of([&] { Bundle::open(dir); }), "bad payload name"));
 }
 
+TEST(AtomicFile, FoldersOverlapHoweverSpelt) {
+  const std::string dir = testing::scratch_dir();
+  std::filesystem::create_directories(dir + "/model");
+  std::filesystem::create_symlink(dir + "/model", dir + "/link");
+  EXPECT_TRUE(folders_overlap(dir + "/model", dir + "/model/"));
+  EXPECT_TRUE(folders_overlap(dir + "/model", dir + "/./x/../model"));
+  EXPECT_TRUE(folders_overlap(dir + "/link", dir + "/model"));
+  EXPECT_TRUE(folders_overlap(dir + "/model", dir + "/model/sub/new"));
+  EXPECT_TRUE(folders_overlap(dir, dir + "/model"));
+  EXPECT_FALSE(folders_overlap(dir + "/model", dir + "/model2"));
+  EXPECT_FALSE(folders_overlap(dir + "/model", dir + "/other"));
+}
+
 TEST(AtomicFile, InterruptedWriteKeepsThePreviousContent) {
   const std::string path = testing::scratch_dir() + "/metrics.json";
   write_file_atomic(path, "old");

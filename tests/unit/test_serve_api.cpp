@@ -62,9 +62,12 @@ TEST(ServeApi, ResultsAreWrittenAsPredictWritesThem) {
   p.probs = {0.1f, 0.6f, 0.3f};
   Prediction unknown;  // label kUnknownLabel, no probabilities
   const std::vector<std::string> labels = {"体育", "财\"经", "科技"};
-  EXPECT_EQ(classify_body("\"m\"", {p, unknown}, labels, 2),
+  EXPECT_EQ(classify_body("\"m\"", {p, unknown}, labels, {}, 2),
             R"({"model":"m","results":[{"label":"财\"经","label_id":1,"score":0.6,"top_k":[{"label":"财\"经","score":0.6},)"
             R"({"label":"科技","score":0.3}]},{"label":"unknown","label_id":-1,"score":0,"top_k":[]}]})");
+  p.stage = 1;  // a cascade's answer names its member, as predict does
+  EXPECT_EQ(classify_body("\"m\"", {p}, labels, {"fasttext", "bert"}, 1),
+            R"({"model":"m","results":[{"label":"财\"经","label_id":1,"score":0.6,"stage":"bert","top_k":[{"label":"财\"经","score":0.6}]}]})");
   EXPECT_EQ(error_body("bad", "x\ny"), R"({"error":{"code":"bad","message":"x\ny"}})");
 }
 
