@@ -38,7 +38,8 @@ struct ThresholdChoice {
 // Among the thresholds with at most max_last_share of the titles reaching the last member and
 // a dev accuracy within `slack` (a share of the titles) of the best of them: the fewest titles
 // sent on, then the most accurate. slack 0: the best dev accuracy. Candidates: 0, the
-// `candidates` quantiles of each member's scores, and "never answer" (above 1).
+// `candidates` quantiles of each member's scores, and "never answer" (above 1). A negative
+// score (an unknown answer) is sent on under every candidate.
 ThresholdChoice choose_thresholds(const std::vector<MemberAnswers>& members, double max_last_share,
                                   int candidates = 40, double slack = 0.0);
 

@@ -163,7 +163,8 @@ MemberAnswers CascadeClassifier::answers_on(Member& m, const Dataset& dev, std::
     const std::vector<std::string> titles(dev.titles.begin() + begin, dev.titles.begin() + end);
     const std::vector<Prediction> p = m.model->predict_batch(titles);
     for (std::size_t k = 0; k < p.size(); ++k) {
-      a.scores.push_back(p[k].label == kUnknownLabel ? 0.0f : p[k].score);
+      // predict_batch sends an unknown answer on whatever the threshold: below every candidate.
+      a.scores.push_back(p[k].label == kUnknownLabel ? -1.0f : p[k].score);
       std::vector<float>& j = joint[begin + k];
       multiply_into(j, p[k].probs);
       const int answer = product() && !j.empty() ? prediction_from_probs(j).label : p[k].label;

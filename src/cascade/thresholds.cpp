@@ -8,10 +8,11 @@ namespace newscls::cascade {
 namespace {
 
 std::vector<double> candidate_thresholds(const std::vector<float>& scores, int candidates) {
-  std::set<double> out{0.0, 1.5};  // answer everything; answer nothing
+  std::set<double> out{0.0, 1.5};  // answer every known answer; answer nothing
   std::vector<float> sorted = scores;
   std::sort(sorted.begin(), sorted.end());
-  for (int q = 1; q < candidates && !sorted.empty(); ++q) out.insert(sorted[sorted.size() * q / candidates]);
+  // Unknown answers score below 0 and are always sent on: no candidate may answer them.
+  for (int q = 1; q < candidates && !sorted.empty(); ++q) out.insert(std::max(0.0f, sorted[sorted.size() * q / candidates]));
   return {out.begin(), out.end()};
 }
 

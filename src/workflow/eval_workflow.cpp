@@ -252,6 +252,12 @@ EvalRun run_eval(const EvalRequest& r) {
     throw UsageError("--fit-calibration fits on dev only: use --split dev without --input");
   }
   const Bundle bundle = Bundle::open(r.model_dir);
+  const nlohmann::json& training = bundle.manifest().training;
+  // A bundle calibrated inside (a cascade's members) has no calibration of its own to leave out.
+  const bool calibrated_inside = training.value("calibrated", false) && !training.contains(kCalibrationFact);
+  if (r.uncalibrated && calibrated_inside) {
+    throw UsageError("--uncalibrated: this bundle's calibration is its members' own; evaluate a member with it instead");
+  }
   auto model = r.uncalibrated || r.fit_calibration ? load_uncalibrated_classifier(bundle) : load_classifier(bundle);
   model->predict_batch({});  // a bundle that cannot classify (an encoder) says why before any data is read
   const LabelSet labels = labels_for(bundle, r);
@@ -272,7 +278,8 @@ EvalRun run_eval(const EvalRequest& r) {
   metrics["split"] = r.input.empty() ? r.split : "input";
   metrics["skipped_lines"] = data.skipped_lines;
   metrics["training"] = bundle.manifest().training;
-  metrics["calibrated"] = !r.uncalibrated && bundle.manifest().training.contains(kCalibrationFact);
+  // As this run predicted: --fit-calibration measured the model before the fit it stores.
+  metrics["calibrated"] = !r.uncalibrated && !r.fit_calibration && (training.contains(kCalibrationFact) || calibrated_inside);
   if (r.min_score >= 0) metrics["abstention"] = abstention_json(selective_of(outcome, r.min_score));
   name_stages(metrics, bundle.manifest().training);
   write_eval_files(out, outcome, metrics, data, labels,

@@ -21,7 +21,9 @@ nlohmann::json fit_calibration_facts(const EvalOutcome& dev, Temperature& t) {
   std::vector<std::vector<float>> probs;
   for (const Prediction& p : dev.predictions) probs.push_back(p.probs);
   t = fit_temperature(dev.truth, probs);
-  const double nll_before = temperature_nll(dev.truth, probs, {});
+  // Both NLLs as compute_calibration counts them (an unknown answer as p = kNllFloor), so
+  // that before and after compare like for like.
+  const double nll_before = dev.metrics.calibration.nll;
   for (auto& row : probs) apply_temperature(row, t);
   const CalibrationMetrics after = compute_calibration(dev.truth, probs);
   spdlog::info("calibration on dev: T {:.3f} floor {:g}; ECE {:.4f} -> {:.4f}, NLL {:.4f} -> {:.4f}", t.temperature,

@@ -32,6 +32,15 @@ assert_contains "$dir/bad.err" "calibrate"
 assert_eq "$(json_get "$dir/raw_eval/metrics.json" "round(j['ece'], 6)")" "$(json_get "$dir/unc/metrics.json" "round(j['ece'], 6)")" "uncalibrated ECE"
 assert_eq "$(json_get "$dir/model/metrics.json" "j['accuracy']")" "$(json_get "$dir/unc/metrics.json" "j['accuracy']")" "accuracy kept"
 
+# eval --fit-calibration stores a temperature in a bundle trained without one; its own figures are
+# the model's before the fit (calibrated false), later evals read it (calibrated true). Dev only.
+expect_exit 2 "$dir/fit_test.err" "$NEWSCLS_BIN" eval --model-dir "$dir/raw" --data "$dir/data" --fit-calibration
+"$NEWSCLS_BIN" eval --model-dir "$dir/raw" --data "$dir/data" --split dev --fit-calibration --out "$dir/fit/metrics.json" >/dev/null
+assert_eq False "$(json_get "$dir/fit/metrics.json" "j['calibrated']")" "figures of the fit's run are uncalibrated"
+assert_eq True "$(json_get "$dir/raw/manifest.json" "j['training']['calibration']['temperature'] > 0")" "temperature stored by the fit"
+"$NEWSCLS_BIN" eval --model-dir "$dir/raw" --data "$dir/data" --split dev --out "$dir/fitted/metrics.json" >/dev/null
+assert_eq True "$(json_get "$dir/fitted/metrics.json" "j['calibrated'] and j['nll'] <= $(json_get "$dir/fit/metrics.json" "j['nll']") + 1e-9")" "calibrated after the fit"
+
 # eval --min-score: coverage and accuracy on the answered titles.
 "$NEWSCLS_BIN" eval --model-dir "$dir/model" --data "$dir/data" --min-score 0.9 --out "$dir/ab/metrics.json" >"$dir/ab.out"
 assert_contains "$dir/ab.out" "coverage"

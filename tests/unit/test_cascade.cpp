@@ -45,6 +45,15 @@ TEST(Cascade, SlackTradesAccuracyForFewerTitlesSentOn) {
   EXPECT_EQ(none.answered[1], 0u);  // any accuracy will do: nothing sent on
 }
 
+TEST(Cascade, UnknownAnswersAreAlwaysSentOn) {
+  // Member 0 gave no answer (score -1) for 4 titles; even "answer everything" sends them on.
+  MemberAnswers unsure{{-1.0f, -1.0f, -1.0f, -1.0f, 0.9f, 0.9f}, {0, 0, 0, 0, 1, 1}};
+  MemberAnswers last{{0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f}, {1, 1, 1, 1, 0, 0}};
+  const ThresholdChoice c = choose_thresholds({unsure, last}, 1.0, 20, 1.0);  // any accuracy: fewest sent on
+  EXPECT_EQ(c.answered[1], 4u);
+  EXPECT_EQ(c.correct, 6u);
+}
+
 TEST(Cascade, ProductOfProbabilities) {
   std::vector<float> joint;
   multiply_into(joint, {0.5f, 0.4f, 0.1f});  // the first member: its own probabilities
