@@ -8,6 +8,8 @@
 #include "newscls/atomic_file.h"
 #include "newscls/classifier.h"
 #include "newscls/data.h"
+#include "newscls/error.h"
+#include "newscls/registry.h"
 #include "newscls/workflow.h"
 
 namespace newscls::app {
@@ -20,7 +22,10 @@ struct AttentionOptions {
 };
 
 void run_attention(const AttentionOptions& o) {
-  auto model = load_classifier(o.model_dir);
+  const Bundle bundle = Bundle::open(o.model_dir);
+  const Family& family = family_of_bundle(bundle);
+  if (!family.has_attention()) throw UsageError("model family '" + family.name() + "' has no attention weights to dump");
+  auto model = load_classifier(bundle);
   model->set_threads(o.threads > 0 ? o.threads : default_thread_count());
   std::vector<std::string> titles;
   TitleReader reader(o.input);

@@ -51,7 +51,8 @@ void setup_eval(CLI::App& app) {
   add_skip_bad_lines_option(*cmd, r->skip_bad_lines);
   cmd->add_option("--dump-attention", r->dump_attention,
                   "Write attention heatmaps of the first N titles into attention/ next to metrics "
-                  "(families with attention)");
+                  "(families with attention)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--min-score", r->min_score,
                   "Also report coverage and accuracy of the titles whose calibrated top score is at least this")
       ->check(CLI::Range(0.0, 1.0));

@@ -17,7 +17,7 @@ void setup_info(CLI::App& app) {
   cmd->callback([model_dir] {
     const Bundle bundle = Bundle::open(*model_dir);
     // The family must exist and check the bundle as fully as loading it would.
-    family_of_bundle(bundle).verify(bundle);
+    verify_bundle(bundle);
     nlohmann::json j = manifest_to_json(bundle.manifest());
     std::uintmax_t total = 0;
     for (auto& [name, payload] : j["payloads"].items()) {

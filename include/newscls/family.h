@@ -78,6 +78,10 @@ class Family {
   virtual bool has_attention() const { return false; }
   // Whether train (and pretrain) accept DistributedSettings with world_size > 1.
   virtual bool trains_distributed() const { return false; }
+  // Whether train starts from TrainContext::init_dir (--init) and runs on TrainContext::device
+  // (--device); train refuses both for a family that would ignore them.
+  virtual bool trains_from_init() const { return false; }
+  virtual bool trains_on_device() const { return false; }
 
   // Pretrains an encoder bundle; families without an encoder throw UsageError.
   virtual nlohmann::json pretrain(const PretrainRequest& request) const;

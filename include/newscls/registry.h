@@ -34,5 +34,8 @@ nlohmann::json default_config(const std::string& family);
 // Opens and verifies the bundle, builds its family, configures it and loads the payloads.
 std::unique_ptr<Classifier> load_classifier(const std::string& dir);
 std::unique_ptr<Classifier> load_classifier(const Bundle& bundle);
+// Checks a bundle as loading it would, short of building the model (`newscls info`): its
+// family's own check (Family::verify) and its calibration facts. ModelFormatError names the file.
+void verify_bundle(const Bundle& bundle);
 
 }  // namespace newscls

@@ -13,6 +13,8 @@ class BertFamily final : public Family {
   std::unique_ptr<Classifier> make_classifier() const override { return bert::make_classifier(); }
   bool has_attention() const override { return true; }
   bool trains_distributed() const override { return true; }
+  bool trains_from_init() const override { return true; }
+  bool trains_on_device() const override { return true; }
   nlohmann::json pretrain(const PretrainRequest& request) const override { return pretrain_encoder_bundle(request); }
   bool imports(const std::string& format) const override { return format == kHuggingFaceFormat; }
   nlohmann::json import_checkpoint(const ImportRequest& request) const override {

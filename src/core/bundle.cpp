@@ -78,7 +78,8 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
   }
   if (m.labels.size() < 2) throw ModelFormatError(origin, "manifest lists fewer than 2 labels");
   m.config = require(j, "config", T::object, origin);
-  if (j.contains("training")) m.training = j.at("training");
+  // null: a family that reported no facts.
+  if (j.contains("training") && !j.at("training").is_null()) m.training = require(j, "training", T::object, origin);
   const auto& payloads = require(j, "payloads", T::object, origin);
   for (auto it = payloads.begin(); it != payloads.end(); ++it) {
     check_payload_name(it.key(), origin);

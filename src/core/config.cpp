@@ -63,6 +63,8 @@ void apply_override(nlohmann::json& config, const std::string& assignment) {
   }
   const std::string key = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
+  // "_" keys document a config file; set on the command line, one is a typo that would be ignored.
+  if (is_doc_key(key)) throw ConfigError(key, "unknown key (in --set " + key + ")");
   nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded() || (config.contains(key) && config[key].is_string())) value = text;
   merge_config(config, nlohmann::json{{key, value}}, "--set " + key);

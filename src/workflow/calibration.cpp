@@ -121,7 +121,7 @@ CalibrateSetting calibrate_setting(const std::vector<std::string>& overrides) {
   for (const std::string& o : overrides) {
     if (!is_workflow_override(o)) continue;
     const std::string value = o.substr(std::string(kCalibrateKey).size() + 1);
-    if (value != "true" && value != "false") throw UsageError("--set calibrate expects true or false, got '" + value + "'");
+    if (value != "true" && value != "false") throw ConfigError("calibrate", "expects true or false, got '" + value + "'");
     setting = value == "true" ? CalibrateSetting::kOn : CalibrateSetting::kOff;
   }
   return setting;
@@ -137,10 +137,11 @@ bool bundle_temperature(const Bundle& bundle, Temperature& out) {
   if (it == training.end()) return false;
   const nlohmann::json& c = *it;
   const auto number = [&](const char* key) { return c.is_object() && c.contains(key) && c[key].is_number(); };
+  // The fit searches T in [0.02, 50]; a far larger T would flatten every answer to a tie.
   if (!number("temperature") || !number("floor") || !(c["temperature"].get<double>() > 0) ||
-      !(c["floor"].get<double>() > 0 && c["floor"].get<double>() < 1)) {
+      !(c["temperature"].get<double>() <= kMaxTemperature) || !(c["floor"].get<double>() > 0 && c["floor"].get<double>() < 1)) {
     throw ModelFormatError(bundle.dir() + "/manifest.json",
-                           "training.calibration needs a positive temperature and a floor in (0, 1)");
+                           "training.calibration needs a temperature in (0, 100] and a floor in (0, 1)");
   }
   const double t = c["temperature"].get<double>(), floor = c["floor"].get<double>();
   out = {t, floor};

@@ -35,6 +35,7 @@ double temperature_nll(const std::vector<int>& truth, const std::vector<std::vec
 
 // The manifest's training facts key, and the workflow-level --set key that turns fitting off.
 constexpr const char* kCalibrationFact = "calibration";
+constexpr double kMaxTemperature = 100;  // a stored temperature above this is refused
 constexpr const char* kCalibrateKey = "calibrate";
 
 // Whether a --set assignment names a workflow-level key (not a family's).

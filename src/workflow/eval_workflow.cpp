@@ -12,6 +12,7 @@
 #include "newscls/config.h"
 #include "newscls/error.h"
 #include "newscls/interrupt.h"
+#include "newscls/registry.h"
 #include "newscls/progress.h"
 #include "newscls/stopwatch.h"
 #include "report/svg.h"
@@ -252,6 +253,9 @@ EvalRun run_eval(const EvalRequest& r) {
     throw UsageError("--fit-calibration fits on dev only: use --split dev without --input");
   }
   const Bundle bundle = Bundle::open(r.model_dir);
+  if (r.dump_attention > 0 && !family_of_bundle(bundle).has_attention()) {  // refused before any output is written
+    throw UsageError("--dump-attention: model family '" + family_of_bundle(bundle).name() + "' has no attention weights");
+  }
   const nlohmann::json& training = bundle.manifest().training;
   // A bundle calibrated inside (a cascade's members) has no calibration of its own to leave out.
   const bool calibrated_inside = training.value("calibrated", false) && !training.contains(kCalibrationFact);

@@ -72,6 +72,12 @@ std::unique_ptr<Classifier> load_classifier(const Bundle& bundle) {
   return model;
 }
 
+void verify_bundle(const Bundle& bundle) {
+  family_of_bundle(bundle).verify(bundle);
+  Temperature t;
+  bundle_temperature(bundle, t);
+}
+
 // A bad family or config in a manifest is a fault of that file, not of the command line.
 std::unique_ptr<Classifier> load_uncalibrated_classifier(const Bundle& bundle) {
   const std::string& kind = bundle.manifest().family;

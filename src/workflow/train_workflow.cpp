@@ -102,6 +102,17 @@ std::unique_ptr<Classifier> calibrate_on_dev(std::unique_ptr<Classifier> model, 
   return with_temperature(std::move(model), t);
 }
 
+// Options a family would ignore are refused, not dropped silently.
+void check_family_options(const TrainRequest& request) {
+  const Family& family = find_family(request.family);
+  if (!request.init_dir.empty() && !family.trains_from_init()) {
+    throw UsageError("--init: family '" + request.family + "' does not start from another bundle");
+  }
+  if (request.device != "cpu" && !family.trains_on_device()) {
+    throw UsageError("--device " + request.device + ": family '" + request.family + "' trains on the CPU only");
+  }
+}
+
 void check_distributed(const TrainRequest& request) {
   const DistributedSettings& d = request.distributed;
   if (d.rank < 0 || d.rank >= d.world_size) {
@@ -116,6 +127,7 @@ void check_distributed(const TrainRequest& request) {
 }  // namespace
 
 TrainOutcome train_model(const TrainRequest& request) {
+  check_family_options(request);
   check_distributed(request);
   const std::string out_dir = request.out_dir.empty() ? "runs/" + request.family : request.out_dir;
   const CalibrateSetting calibrate = calibrate_setting(request.overrides);

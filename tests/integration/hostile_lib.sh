@@ -78,7 +78,8 @@ open(p, "wb").write(bytes(b))
 PY
 }
 
-# check_jsonl FILE N LABELS...: N lines of valid predictions whose labels are among LABELS.
+# check_jsonl FILE N LABELS...: N lines of valid predictions whose labels are among LABELS; a
+# blank title is abstained (label null), never labelled.
 check_jsonl() {
   python3 - "$@" <<'PY'
 import json, math, sys
@@ -87,7 +88,8 @@ lines = open(path, encoding="utf-8").read().splitlines()
 assert len(lines) == n, f"{path}: {len(lines)} lines, expected {n}"
 for i, line in enumerate(lines, 1):
     r = json.loads(line)
-    assert r["label"] in labels, f"{path}:{i}: label {r['label']!r}"
+    blank = not r["title"].strip(" \t\r\n\f\v")
+    assert (r["label"] is None and r["abstained"]) if blank else r["label"] in labels, f"{path}:{i}: label {r['label']!r}"
     assert isinstance(r["score"], (int, float)) or r["score"] is None, f"{path}:{i}: score"
 PY
 }

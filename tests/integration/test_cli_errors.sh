@@ -28,4 +28,32 @@ assert_contains "$dir/err" "config key 'no_such_key': unknown key"
 
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" info --model-dir "$dir"
 assert_contains "$dir/err" "not a newscls bundle"
+# A "_" key documents a config file; on the command line it is an unknown key, not ignored.
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --set _n_trees=1
+assert_contains "$dir/err" "config key '_n_trees': unknown key"
+
+# Options a family would ignore are refused.
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --out "$dir/x" --init "$dir"
+assert_contains "$dir/err" "--init"
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --out "$dir/x" --device cuda
+assert_contains "$dir/err" "CPU only"
+
+# A family without attention is refused before eval or attention writes anything.
+tiny="$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
+"$NEWSCLS_BIN" train --model fasttext --data "$tiny" --out "$dir/ft" --threads 1 --set epochs=2 >/dev/null 2>&1 || fail "fasttext on tiny"
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" eval --model-dir "$dir/ft" --data "$tiny" --dump-attention 2 --out "$dir/att/metrics.json"
+assert_contains "$dir/err" "no attention weights"
+[[ ! -e "$dir/att" ]] || fail "a refused eval wrote $dir/att"
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" eval --model-dir "$dir/ft" --data "$tiny" --dump-attention -3
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" attention --model-dir "$dir/ft" --input "$tiny/test.txt" --out "$dir/attn"
+[[ ! -e "$dir/attn" ]] || fail "a refused attention made $dir/attn"
+
+# info checks a bundle's calibration as predict would.
+python3 - "$dir/ft/manifest.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); j["training"]["calibration"] = {"temperature": 1e308, "floor": 1e-6}
+json.dump(j, open(sys.argv[1], "w"))
+PY
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" info --model-dir "$dir/ft"
+assert_contains "$dir/err" "training.calibration needs a temperature in (0, 100]"
 echo "test_cli_errors: ok"

@@ -122,7 +122,7 @@ TEST(Calibration, WorkflowKeyIsRecognisedAndChecked) {
   EXPECT_EQ(calibrate_setting({"epochs=3"}), CalibrateSetting::kAuto);
   EXPECT_EQ(calibrate_setting({"calibrate=false"}), CalibrateSetting::kOff);
   EXPECT_EQ(calibrate_setting({"calibrate=true"}), CalibrateSetting::kOn);
-  EXPECT_THROW(calibrate_setting({"calibrate=maybe"}), UsageError);
+  EXPECT_THROW(calibrate_setting({"calibrate=maybe"}), ConfigError);
 }
 
 TEST(Calibration, FormatterAbstainsBelowMinScore) {

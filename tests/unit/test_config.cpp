@@ -35,6 +35,7 @@ TEST(Config, UnknownKeyWrongTypeAndRangeNameTheKey) {
   }
   EXPECT_THROW(apply_override(c, "n_trees=many"), ConfigError);
   EXPECT_THROW(apply_override(c, "novalue"), UsageError);
+  EXPECT_THROW(apply_override(c, "_n_trees=10"), ConfigError);  // a doc key is no setting
   c["n_trees"] = 0;
   EXPECT_THROW(config_int(c, "n_trees", 1, 1000), ConfigError);
   c["n_trees"] = 2.5;
