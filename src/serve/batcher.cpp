@@ -90,11 +90,11 @@ MicroBatcher::Batch MicroBatcher::take_batch() {
 }
 
 void MicroBatcher::predict(Batch& batch) {
-  if (on_batch_) on_batch_(batch.titles.size());
   std::vector<Prediction> predictions;
   try {
     predictions = predict_(batch.titles);
     if (predictions.size() != batch.titles.size()) throw std::runtime_error("the model returned a wrong count");
+    if (on_batch_) on_batch_(batch.titles.size());  // counted as classified only once they are
   } catch (...) {
     // Every request with a title in this batch fails; done is set so later spans skip it.
     for (Span& span : batch.spans) {

@@ -44,7 +44,7 @@ struct BatchOptions {
 class MicroBatcher {
  public:
   using PredictFn = std::function<std::vector<Prediction>(const std::vector<std::string>&)>;
-  using BatchFn = std::function<void(std::size_t titles)>;  // told each batch's size
+  using BatchFn = std::function<void(std::size_t titles)>;  // told each classified batch's size
 
   MicroBatcher(PredictFn predict, BatchOptions options, BatchFn on_batch = {});
   // Finishes every queued request, then stops the worker.

@@ -286,7 +286,10 @@ void Server::Impl::classify(const httplib::Request&, httplib::Response& res, con
       g_trace.titles_json = nlohmann::json(request.titles).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
     const std::shared_ptr<const ModelSet> set = current();
-    if (!set) throw ApiError(503, "loading", "the models are still loading");
+    if (!set) {
+      res.set_header("Retry-After", "1");
+      throw ApiError(503, "loading", "the models are still loading");
+    }
     ServedModel& model = pick_model(*set, request.model);
     g_trace.model = model.name();
     std::future<std::vector<Prediction>> pending;
@@ -311,7 +314,10 @@ void Server::Impl::classify(const httplib::Request&, httplib::Response& res, con
 
 void Server::Impl::models_info(httplib::Response& res) {
   const std::shared_ptr<const ModelSet> set = current();
-  if (!set) return send_error(res, 503, "loading", "the models are still loading");
+  if (!set) {
+    res.set_header("Retry-After", "1");
+    return send_error(res, 503, "loading", "the models are still loading");
+  }
   nlohmann::json list = nlohmann::json::array();
   for (const auto& [name, model] : *set) list.push_back(model->description());
   res.set_content(nlohmann::json{{"models", list}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), kJson);
@@ -349,11 +355,17 @@ Server::~Server() { shutdown(); }
 int Server::start() {
   Impl& s = *impl_;
   s.configure();
+  errno = 0;
   const int port = s.options.port == 0 ? s.http.bind_to_any_port(s.options.host)
                    : s.http.bind_to_port(s.options.host, s.options.port) ? s.options.port
                                                                          : -1;
   const std::string where = s.options.host + ":" + std::to_string(s.options.port);
-  if (port < 0) throw IoError(where, std::string("cannot listen: ") + std::strerror(errno));
+  if (port < 0) {
+    // httplib resolves the host first; its errno is only meaningful for the socket calls.
+    const bool socket_error = errno == EADDRINUSE || errno == EACCES || errno == EADDRNOTAVAIL;
+    throw IoError(where, socket_error ? std::string("cannot listen: ") + std::strerror(errno)
+                                      : "cannot listen: not an address of this machine, or the port is taken");
+  }
   if (s.listen_fd >= 0) ::listen(s.listen_fd, kListenBacklog);
   s.listener = std::thread([&s] { s.http.listen_after_bind(); });
   for (int i = 0; i < 5000 && !s.http.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
