@@ -16,6 +16,30 @@ std::vector<double> candidate_thresholds(const std::vector<float>& scores, int c
   return {out.begin(), out.end()};
 }
 
+// A later member sees only the titles the earlier ones send on, where its scores run lower than
+// over all titles: its candidates also come from the titles every earlier member is unsure of
+// (scored below its median), where the quantiles of all titles, mostly near 1, are sparse.
+std::vector<double> later_member_thresholds(const std::vector<MemberAnswers>& members, std::size_t m, int candidates) {
+  std::vector<double> all = candidate_thresholds(members[m].scores, candidates);
+  if (members[m].scores.empty()) return all;
+  std::vector<float> unsure;
+  std::vector<float> medians;
+  for (std::size_t e = 0; e < m; ++e) {
+    std::vector<float> sorted = members[e].scores;
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
+    medians.push_back(sorted[sorted.size() / 2]);
+  }
+  for (std::size_t i = 0; i < members[m].scores.size(); ++i) {
+    bool sent_on = true;
+    for (std::size_t e = 0; e < m && sent_on; ++e) sent_on = members[e].scores[i] < medians[e];
+    if (sent_on) unsure.push_back(members[m].scores[i]);
+  }
+  const std::vector<double> more = candidate_thresholds(unsure, candidates);
+  std::set<double> merged(all.begin(), all.end());
+  merged.insert(more.begin(), more.end());
+  return {merged.begin(), merged.end()};
+}
+
 // Routes every dev title under `thresholds`; fills correct and answered.
 void route(const std::vector<MemberAnswers>& members, ThresholdChoice& c) {
   const std::size_t n = members[0].scores.size();
@@ -46,7 +70,10 @@ ThresholdChoice choose_thresholds(const std::vector<MemberAnswers>& members, dou
     if (m.scores.size() != n || m.correct.size() != n) throw Error(ErrorKind::kData, "cascade: members answered different titles");
   }
   std::vector<std::vector<double>> grid;
-  for (std::size_t m = 0; m + 1 < members.size(); ++m) grid.push_back(candidate_thresholds(members[m].scores, candidates));
+  for (std::size_t m = 0; m + 1 < members.size(); ++m) {
+    grid.push_back(m == 0 ? candidate_thresholds(members[m].scores, candidates)
+                          : later_member_thresholds(members, m, candidates));
+  }
   std::vector<ThresholdChoice> allowed;
   ThresholdChoice trial;
   std::vector<std::size_t> pick(grid.size(), 0);

@@ -54,6 +54,25 @@ TEST(Cascade, UnknownAnswersAreAlwaysSentOn) {
   EXPECT_EQ(c.correct, 6u);
 }
 
+TEST(Cascade, MiddleMemberThresholdsComeFromTheTitlesItSees) {
+  // 390 titles member 0 is sure of; 10 it is not, where member 1 scores 0.40..0.49 and is right
+  // from 0.45 up. Quantiles over all 400 titles give member 1 no candidate near 0.45.
+  MemberAnswers first, middle, last;
+  for (int i = 0; i < 400; ++i) {
+    const bool sure = i < 390;
+    first.scores.push_back(sure ? 0.95f : 0.3f);
+    first.correct.push_back(sure);
+    middle.scores.push_back(sure ? 0.99f : 0.40f + 0.01f * static_cast<float>(i - 390));
+    middle.correct.push_back(sure || i >= 395);
+    last.scores.push_back(0.5f);
+    last.correct.push_back(1);
+  }
+  const ThresholdChoice c = choose_thresholds({first, middle, last}, 1.0, 20);
+  EXPECT_EQ(c.correct, 400u);
+  EXPECT_EQ(c.answered[1], 5u);  // the middle member keeps its five sure ones
+  EXPECT_EQ(c.answered[2], 5u);
+}
+
 TEST(Cascade, ProductOfProbabilities) {
   std::vector<float> joint;
   multiply_into(joint, {0.5f, 0.4f, 0.1f});  // the first member: its own probabilities
