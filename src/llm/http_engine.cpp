@@ -110,6 +110,7 @@ struct RequestEngine::Queue {
   std::size_t settled = 0;
   std::size_t busy = 0;
   int consecutive_give_ups = 0;
+  Clock::time_point paused_until{};  // a Retry-After holds back every new start until then
 };
 
 RequestEngine::RequestEngine(EngineOptions options)
@@ -180,9 +181,11 @@ void RequestEngine::start_ready(Queue& queue, const std::vector<std::string>& bo
     if (queue.ready.empty()) return;
     if (t.busy) continue;
     const auto now = Clock::now();
+    if (now < queue.paused_until) return;
     if (options_.rpm > 0) {
       if (now < curl_->next_start) return;
-      curl_->next_start = std::max(curl_->next_start + interval, now);
+      // From now, not from the last start: after an idle gap two requests must not go together.
+      curl_->next_start = std::max(curl_->next_start, now) + interval;
     }
     t.job = queue.ready.front();
     queue.ready.pop_front();
@@ -224,23 +227,15 @@ void RequestEngine::finish_done(Queue& queue, const OnResult& on_result, const O
 void RequestEngine::settle(Queue& queue, std::size_t job, const HttpResult& result,
                            const OnResult& on_result, const OnGiveUp& on_give_up,
                            EngineCounters& counters) {
-  if (on_result(job, result) == Verdict::kDone) {
+  const Verdict verdict = on_result(job, result);
+  if (verdict == Verdict::kDone) {
     ++queue.settled;
     queue.consecutive_give_ups = 0;
     return;
   }
   const int failures = ++queue.failures[job];
-  if (failures > options_.max_retries) {
-    ++queue.settled;
-    spdlog::warn("llm: giving up on a title after {} attempts: {}", failures, describe(result));
-    on_give_up(job, describe(result));
-    if (++queue.consecutive_give_ups >= options_.max_consecutive_failures) {
-      throw HttpError(static_cast<int>(result.status),
-                      "stopping: " + std::to_string(queue.consecutive_give_ups) +
-                          " titles in a row failed after " + std::to_string(options_.max_retries) +
-                          " retries each (last: " + describe(result) + " from " + options_.url +
-                          "); check that the endpoint is up");
-    }
+  if (verdict == Verdict::kGiveUp || failures > options_.max_retries) {
+    give_up(queue, job, result, on_give_up);
     return;
   }
   ++counters.retries;
@@ -248,18 +243,36 @@ void RequestEngine::settle(Queue& queue, std::size_t job, const HttpResult& resu
   const double delay = backoff_seconds(failures, options_.backoff_base_s, options_.backoff_max_s,
                                        unit, result.retry_after_s, options_.retry_after_max_s);
   spdlog::debug("llm: {} - retry {} in {:.2f} s", describe(result), failures, delay);
-  queue.waiting.emplace(Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(delay)),
-                        job);
+  const auto at = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
+  queue.waiting.emplace(at, job);
+  if (result.retry_after_s >= 0) {
+    const double pause = std::min(result.retry_after_s, options_.retry_after_max_s);
+    queue.paused_until = std::max(queue.paused_until, Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                                           std::chrono::duration<double>(pause)));
+  }
+}
+
+void RequestEngine::give_up(Queue& queue, std::size_t job, const HttpResult& result, const OnGiveUp& on_give_up) {
+  ++queue.settled;
+  spdlog::warn("llm: giving up on a title after {} attempt(s): {}", queue.failures[job], describe(result));
+  on_give_up(job, describe(result));
+  if (++queue.consecutive_give_ups >= options_.max_consecutive_failures) {
+    throw HttpError(static_cast<int>(result.status),
+                    "stopping: " + std::to_string(queue.consecutive_give_ups) +
+                        " titles in a row failed (last: " + describe(result) + " from " + options_.url +
+                        ", after up to " + std::to_string(options_.max_retries) +
+                        " retries each); check that the endpoint is up");
+  }
 }
 
 int RequestEngine::wait_ms(const Queue& queue) const {
   const auto now = Clock::now();
   const bool free_slot = queue.busy < curl_->slots.size();
-  if (!queue.ready.empty() && free_slot && (options_.rpm <= 0 || curl_->next_start <= now)) return 0;
+  const bool may_start = queue.paused_until <= now && (options_.rpm <= 0 || curl_->next_start <= now);
+  if (!queue.ready.empty() && free_slot && may_start) return 0;
   auto wake = now + std::chrono::milliseconds(100);   // keeps SIGINT checks frequent
   if (!queue.waiting.empty()) wake = std::min(wake, queue.waiting.top().first);
-  if (!queue.ready.empty() && free_slot) wake = std::min(wake, curl_->next_start);
+  if (!queue.ready.empty() && free_slot) wake = std::min(wake, std::max(curl_->next_start, queue.paused_until));
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count();
   return static_cast<int>(std::max<long long>(ms, 1));
 }

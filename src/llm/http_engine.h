@@ -1,10 +1,11 @@
 // Runs many POST requests to one URL with a fixed number in flight (curl multi, one
 // thread), an optional requests-per-minute limit, a per-request timeout, and retries with
-// exponential backoff and jitter that honour Retry-After.
+// exponential backoff and jitter that honour Retry-After: a Retry-After also holds back every
+// new request until it has passed, since a rate limit is the server's, not one request's.
 //
-// The caller decides per result: kDone, or kRetry (the engine reschedules unless the
-// retries are used up, then calls on_give_up), or throws to stop the run at once (the
-// transfers in flight are abandoned). After max_consecutive_failures give-ups in a row
+// The caller decides per result: kDone, kRetry (the engine reschedules unless the retries are
+// used up, then calls on_give_up), kGiveUp (on_give_up at once: the server refused this one
+// request for good), or throws to stop the run at once (the transfers in flight are abandoned). After max_consecutive_failures give-ups in a row
 // with no success the engine throws HttpError: the endpoint is down, not one title.
 // Connections are kept alive between run() calls. Checks for SIGINT while waiting.
 //
@@ -37,7 +38,7 @@ struct EngineOptions {
   int max_consecutive_failures = 25;
 };
 
-enum class Verdict { kDone, kRetry };
+enum class Verdict { kDone, kRetry, kGiveUp };
 
 struct EngineCounters {
   std::size_t requests_sent = 0;
@@ -67,6 +68,7 @@ class RequestEngine {
                    EngineCounters& counters);
   void settle(Queue& queue, std::size_t job, const HttpResult& result, const OnResult& on_result,
               const OnGiveUp& on_give_up, EngineCounters& counters);
+  void give_up(Queue& queue, std::size_t job, const HttpResult& result, const OnGiveUp& on_give_up);
   int wait_ms(const Queue& queue) const;
 
   EngineOptions options_;

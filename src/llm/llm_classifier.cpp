@@ -186,6 +186,7 @@ std::vector<Prediction> LlmClassifier::predict_batch(const std::vector<std::stri
       if (auto hit = responses->get(key)) {
         out[row] = prediction_for(hit->content);
         ++stats_.cache_hits;
+        answered_any_ = true;  // the same request was answered before
         continue;
       }
     }
@@ -208,7 +209,11 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
   auto on_result = [&](std::size_t job, const HttpResult& result) {
     switch (classify(result)) {
       case Outcome::kRetryable: return Verdict::kRetry;
-      case Outcome::kFatal: throw fatal_error(result, fatal_context_);
+      case Outcome::kFatal:
+        if (!answered_any_ || !refuses_one_request(result)) throw fatal_error(result, fatal_context_);
+        spdlog::warn("llm: the server refused a title ({}: {}); it is predicted unknown and not cached",
+                     describe(result), server_said(result, fatal_context_));
+        return Verdict::kGiveUp;
       case Outcome::kSuccess: break;
     }
     ChatReply reply;
@@ -217,6 +222,7 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
       spdlog::debug("llm: malformed reply ({}), retrying", why);
       return Verdict::kRetry;
     }
+    answered_any_ = true;
     stats_.usage += reply.usage;
     stats_.latencies_ms.push_back(result.latency_ms);
     if (responses) responses->put(pending[job].key, reply);

@@ -63,6 +63,7 @@ class LlmClassifier : public Classifier {
   FatalContext fatal_context_;
   RunStats stats_;
   EngineCounters counters_;
+  bool answered_any_ = false;  // a 400 before any answer is the config's fault, not a title's
 };
 
 }  // namespace newscls::llm

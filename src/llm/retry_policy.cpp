@@ -72,9 +72,12 @@ double backoff_seconds(int failures, double base_s, double max_s, double unit_ra
                        double retry_after_s, double retry_after_max_s) {
   const double exponent = std::min(std::max(failures - 1, 0), 30);
   const double full = std::min(max_s, base_s * std::pow(2.0, exponent));
-  double delay = full * (0.5 + 0.5 * unit_random);
-  if (retry_after_s >= 0) delay = std::max(delay, std::min(retry_after_s, retry_after_max_s));
-  return delay;
+  if (retry_after_s >= 0) {
+    // Jitter on top of the server's time, so its rejected requests do not all return at once.
+    const double after = std::min(retry_after_s, retry_after_max_s);
+    return after + 0.5 * unit_random * std::min(after, full);
+  }
+  return full * (0.5 + 0.5 * unit_random);
 }
 
 double parse_retry_after(std::string_view value, std::time_t now) {
@@ -87,16 +90,25 @@ double parse_retry_after(std::string_view value, std::time_t now) {
   return when > now ? static_cast<double>(when - now) : 0.0;
 }
 
+std::string server_said(const HttpResult& result, const FatalContext& context) {
+  std::string said = error_excerpt(result.body);
+  for (std::size_t pos; !context.secret.empty() && (pos = said.find(context.secret)) != std::string::npos;) {
+    said.replace(pos, context.secret.size(), "***");
+  }
+  return said;
+}
+
+bool refuses_one_request(const HttpResult& result) {
+  return result.transport == Transport::kOk && (result.status == 400 || result.status == 422);
+}
+
 HttpError fatal_error(const HttpResult& result, const FatalContext& context) {
   if (result.transport != Transport::kOk) {
     return HttpError(0, "request to " + context.url + " failed: " + describe(result) +
                             "; check base_url and the network");
   }
   std::string message = status_advice(result.status, context);
-  std::string said = error_excerpt(result.body);
-  for (std::size_t pos; !context.secret.empty() && (pos = said.find(context.secret)) != std::string::npos;) {
-    said.replace(pos, context.secret.size(), "***");
-  }
+  const std::string said = server_said(result, context);
   if (!said.empty()) message += " (server said: " + said + ")";
   return HttpError(static_cast<int>(result.status), message);
 }

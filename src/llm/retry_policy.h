@@ -36,7 +36,7 @@ std::string describe(const HttpResult& result);
 
 // failures = how many attempts of this request failed so far (1 for the first retry);
 // unit_random in [0, 1) supplies the jitter: the delay is in [d/2, d), d = base * 2^(f-1)
-// capped at max_s; a Retry-After (capped at retry_after_max_s) is a lower bound.
+// capped at max_s; with a Retry-After r (capped at retry_after_max_s) it is in [r, r + min(r, d)/2).
 double backoff_seconds(int failures, double base_s, double max_s, double unit_random,
                        double retry_after_s, double retry_after_max_s);
 
@@ -52,5 +52,11 @@ struct FatalContext {
 
 // The error that stops the run, with what to do about it.
 HttpError fatal_error(const HttpResult& result, const FatalContext& context);
+// The error body's message, the API key masked as ***.
+std::string server_said(const HttpResult& result, const FatalContext& context);
+// A 400 or 422: fatal for a run's first answers (the request is wrong for every title), but
+// once the server has answered others it is about this title (DeepSeek refuses some news
+// titles with 400 "Content Exists Risk"), and only that title goes unanswered.
+bool refuses_one_request(const HttpResult& result);
 
 }  // namespace newscls::llm

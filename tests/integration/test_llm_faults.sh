@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # llm client against scripted faults, through the real binary: chatty, JSON-ish and blank
 # replies, 429 and 503 with Retry-After (the retry arrives no sooner, by the server's clock),
+# a 400 for one title once others were answered (that title unknown, the run goes on),
 # 500/502/503, a reply slower than the timeout, malformed
 # JSON, a dropped connection, retries running out. Asserts exact counts of requests,
 # retries, unknowns and cache hits, that every title is predicted exactly once, and that a
@@ -30,6 +31,7 @@ script = {
     14: "502",                     # always fails: retries run out
     15: ["504", "correct"],
     16: [{"status": 503, "retry_after": "1"}, "correct"],
+    17: {"status": 400},           # refused for good once others were answered: that title only
 }
 json.dump({titles[i]: action for i, action in script.items()}, open(path, "w"), ensure_ascii=False)
 PY
@@ -56,6 +58,8 @@ done
 assert_eq 3 "$(attempts_of "${titles[6]}")" "attempts of the twice-503 title"
 assert_eq 3 "$(attempts_of "${titles[14]}")" "attempts of the always-502 title (max_retries=2)"
 assert_eq 1 "$(attempts_of "${titles[0]}")" "attempts of a chatty title"
+assert_eq 1 "$(attempts_of "${titles[17]}")" "attempts of the refused title (a 400 is not retried)"
+assert_contains "$dir/train.err" "the server refused a title (HTTP 400: scripted failure)"
 # retry_gap TITLE: seconds from the server's first reply to that title to the second attempt.
 retry_gap() {
   server_stat "(lambda t: t[1]['arrived'] - t[0]['replied'])(j['timeline'][sys.argv[1]])" "$1"
@@ -66,33 +70,34 @@ for i in 4 16; do
   python3 -c "import sys; sys.exit(0 if $gap >= 1.0 - 0.05 else 1)" ||
     fail "title $i retried $gap s after a Retry-After: 1 reply"
 done
-gap=$(retry_gap "${titles[5]}")        # a 500 without Retry-After: backoff only
-python3 -c "import sys; sys.exit(0 if $gap < 0.9 else 1)" || fail "title 5 retried only after $gap s"
+# A Retry-After holds back every request, not only the one it answered: nothing arrives while it runs.
+arrivals_during_pause=$(server_stat "(lambda r: sum(1 for t in j['timeline'].values() for a in t if r < a['arrived'] < r + 0.95))(j['timeline'][sys.argv[1]][0]['replied'])" "${titles[4]}")
+assert_eq 0 "$arrivals_during_pause" "requests arriving within a Retry-After: 1"
 
 assert_eq 3 "$(run_stat "$m" unknown_replies)" "unknown replies (blank, null, unsure)"
-assert_eq 1 "$(run_stat "$m" failed_titles)" "titles whose retries ran out"
-assert_eq 4 "$(json_get "$m" "j['unknown']")" "unknown predictions in the metrics"
-assert_eq 35 "$(json_get "$m" "round(j['accuracy'] * 40)")" "correct predictions (40 - 4 unknown - 1 wrong)"
+assert_eq 2 "$(run_stat "$m" failed_titles)" "titles whose retries ran out or that were refused"
+assert_eq 5 "$(json_get "$m" "j['unknown']")" "unknown predictions in the metrics"
+assert_eq 34 "$(json_get "$m" "round(j['accuracy'] * 40)")" "correct predictions (40 - 5 unknown - 1 wrong)"
 assert_eq 40 "$(json_get "$m" "j['count']")" "titles evaluated"
-assert_eq 4 "$(json_get "$m" "sum(row[-1] for row in j['confusion']['matrix'])")" "unknown column"
+assert_eq 5 "$(json_get "$m" "sum(row[-1] for row in j['confusion']['matrix'])")" "unknown column"
 assert_eq 11 "$(json_get "$m" "len(j['confusion']['columns'])")" "confusion columns incl. unknown"
-# 39 answered requests (the 502 title never was): tokens count answers, not attempts.
-assert_eq 3900 "$(run_stat "$m" prompt_tokens)" "prompt tokens"
-assert_eq 39 "$(run_stat "$m" "latency_ms']['count")" "latencies recorded"
+# 38 answered requests (the 502 and 400 titles never were): tokens count answers, not attempts.
+assert_eq 3800 "$(run_stat "$m" prompt_tokens)" "prompt tokens"
+assert_eq 38 "$(run_stat "$m" "latency_ms']['count")" "latencies recorded"
 # predictions.tsv: every title exactly once.
 assert_eq 40 "$(tail -n +2 "$dir/model/predictions.tsv" | wc -l)" "prediction rows"
 assert_eq 40 "$(tail -n +2 "$dir/model/predictions.tsv" | cut -f1 | sort -u | wc -l)" "distinct prediction rows"
-assert_eq 4 "$(tail -n +2 "$dir/model/predictions.tsv" | awk -F'\t' '$3 == "unknown"' | wc -l)" "unknown rows"
-assert_eq 39 "$(cache_rows "$dir/cache.sqlite")" "cached replies"
+assert_eq 5 "$(tail -n +2 "$dir/model/predictions.tsv" | awk -F'\t' '$3 == "unknown"' | wc -l)" "unknown rows"
+assert_eq 38 "$(cache_rows "$dir/cache.sqlite")" "cached replies"
 
-# Rerun: the 39 answered titles come from the cache; only the failed one is asked again.
+# Rerun: the 38 answered titles come from the cache; only the two failed ones are asked again.
 reset_llm_server
 "$NEWSCLS_BIN" eval --model-dir "$dir/model" --data "$dir/data" --out "$dir/eval/metrics.json" \
   >/dev/null 2>"$dir/eval.err" || { cat "$dir/eval.err"; fail "eval"; }
 e="$dir/eval/metrics.json"
-assert_eq 39 "$(run_stat "$e" cache_hits)" "cache hits on rerun"
-assert_eq 3 "$(run_stat "$e" requests_sent)" "requests on rerun (the failed title, 3 attempts)"
-assert_eq 3 "$(server_stat "j['requests']")" "server requests on rerun"
+assert_eq 38 "$(run_stat "$e" cache_hits)" "cache hits on rerun"
+assert_eq 4 "$(run_stat "$e" requests_sent)" "requests on rerun (the 502 title 3 times, the refused one once)"
+assert_eq 4 "$(server_stat "j['requests']")" "server requests on rerun"
 assert_eq 3 "$(run_stat "$e" unknown_replies)" "cached unknown replies stay unknown"
-assert_eq 4 "$(json_get "$e" "j['unknown']")" "unknown predictions on rerun"
+assert_eq 5 "$(json_get "$e" "j['unknown']")" "unknown predictions on rerun"
 echo "ok"

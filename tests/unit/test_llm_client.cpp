@@ -81,6 +81,9 @@ TEST(LlmRetryPolicy, BackoffGrowsWithJitterAndHonoursRetryAfter) {
   EXPECT_DOUBLE_EQ(backoff_seconds(20, 0.5, 30, 0.0, -1, 120), 15.0);
   EXPECT_DOUBLE_EQ(backoff_seconds(1, 0.5, 30, 0.0, 7, 120), 7.0);
   EXPECT_DOUBLE_EQ(backoff_seconds(1, 0.5, 30, 0.0, 999, 120), 120.0);
+  // Jitter on top of Retry-After: never sooner, spread over up to half the backoff.
+  EXPECT_GT(backoff_seconds(1, 0.5, 30, 0.999, 7, 120), 7.2);
+  EXPECT_LT(backoff_seconds(1, 0.5, 30, 0.999, 7, 120), 7.25);
 }
 
 TEST(LlmRetryPolicy, ParsesRetryAfterSecondsAndDates) {
