@@ -54,6 +54,10 @@ struct DataLayout {
 // `predict` and the server answer it without asking a model.
 bool is_blank_title(std::string_view title);
 
+// sha256 over the sha256 of class.txt, train.txt, dev.txt and test.txt (a missing one counts
+// as empty): a bundle records the data it was trained on, so a resumed run can tell.
+std::string data_fingerprint(const DataLayout& layout);
+
 // flag, else $NEWSCLS_DATA, else data/thucnews, else ../shared/data/thucnews.
 // Throws IoError naming every place it looked when none holds class.txt.
 DataLayout resolve_data_dir(const std::string& flag);

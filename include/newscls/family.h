@@ -74,6 +74,9 @@ class Family {
   // Empty when a stage with this effective config can run here and now; else why not and
   // how to fix it (the pipeline reports the stage as skipped with this reason).
   virtual std::string unavailable_reason(const nlohmann::json& config) const { return {}; }
+  // The bundles its training reads, as configured (a cascade's members: folders, or bare names
+  // of stages of the same pipeline run); a pipeline retrains it when one of them was retrained.
+  virtual std::vector<std::string> trains_from(const nlohmann::json& config) const { return {}; }
   // Whether its classifiers implement Classifier::dump_attention.
   virtual bool has_attention() const { return false; }
   // Whether train (and pretrain) accept DistributedSettings with world_size > 1.

@@ -21,6 +21,8 @@ nlohmann::json default_config();
 std::unique_ptr<Classifier> make_classifier();
 // Empty when the config names members; else how to name them.
 std::string unavailable_reason(const nlohmann::json& config);
+// "a,b,c" -> {"a", "b", "c"} (empty items dropped).
+std::vector<std::string> split_members(const std::string& list);
 
 // One member's calibrated dev answers: top score and whether the answer the cascade would give
 // when this member answers (its own, or with combine=product the joint one) was right.

@@ -19,16 +19,6 @@ namespace {
 
 constexpr const char* kPayload = "cascade.json";
 
-std::vector<std::string> split_members(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 // Copies a member bundle's manifest and payloads (what loading it needs) into dest.
 void copy_bundle(const std::string& source, const std::string& dest) {
   const Bundle bundle = Bundle::open(source);
@@ -299,6 +289,16 @@ nlohmann::json default_config() {
 }
 
 std::unique_ptr<Classifier> make_classifier() { return std::make_unique<CascadeClassifier>(); }
+
+std::vector<std::string> split_members(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
 
 std::string unavailable_reason(const nlohmann::json& config) {
   if (config.value("members", std::string()).empty()) {

@@ -12,6 +12,9 @@ class CascadeFamily final : public Family {
   std::string unavailable_reason(const nlohmann::json& config) const override {
     return cascade::unavailable_reason(config);
   }
+  std::vector<std::string> trains_from(const nlohmann::json& config) const override {
+    return split_members(config.value("members", std::string()));
+  }
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "newscls/error.h"
 #include "newscls/interrupt.h"
+#include "newscls/sha256.h"
 #include "newscls/utf8.h"
 
 namespace newscls {
@@ -104,6 +105,14 @@ Dataset read_labeled_file(const std::string& path, int num_labels, const ReadOpt
   if (data.titles.empty()) throw DataError(path, 0, "no usable lines");
   if (data.skipped_lines > 0) spdlog::warn("{}: skipped {} bad lines", path, data.skipped_lines);
   return data;
+}
+
+std::string data_fingerprint(const DataLayout& layout) {
+  std::string hashes;
+  for (const std::string& path : {layout.classes(), layout.train(), layout.dev(), layout.test()}) {
+    hashes += has_file(path) ? sha256_file_hex(path) : sha256_hex("");
+  }
+  return sha256_hex(hashes);
 }
 
 DataLayout resolve_data_dir(const std::string& flag) {

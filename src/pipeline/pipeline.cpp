@@ -4,6 +4,7 @@
 #include <ctime>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -31,14 +32,36 @@ std::string timestamp() {
   return buf;
 }
 
-bool stage_complete(const std::string& dir) {
-  if (!fs::exists(dir + "/metrics.json")) return false;
-  try {
-    Bundle::open(dir);
-    return true;
-  } catch (const Error&) {
-    return false;
+// What --resume needs of a finished stage: the settings and data this run would train it with.
+struct Expected {
+  nlohmann::json config;
+  std::uint64_t seed = 1;
+  std::string data_sha256;
+};
+
+// Empty when the bundle in dir is complete and was trained as this run asks; else why not.
+std::string not_resumable(const std::string& dir, const Expected& want) {
+  for (const char* file : {"metrics.json", "predictions.tsv"}) {
+    if (!fs::exists(dir + "/" + file)) return std::string("no ") + file + " yet";
   }
+  try {
+    const Bundle bundle = Bundle::open(dir);
+    const Manifest& m = bundle.manifest();
+    if (m.config != want.config) return "its config differs from this run's";
+    if (!m.training.contains("seed") || m.training["seed"] != want.seed) return "its seed differs from this run's";
+    if (m.training.value("data_sha256", std::string()) != want.data_sha256) return "it was trained on other data";
+    return {};
+  } catch (const Error& e) {
+    return std::string("its bundle does not verify: ") + e.what();
+  }
+}
+
+// A stage reading a bundle retrained in this run (a cascade's members) is retrained too.
+std::string retrained_input(const std::vector<std::string>& inputs, const std::set<std::string>& retrained) {
+  for (const std::string& input : inputs) {
+    if (retrained.count(fs::path(input).filename().string())) return "it reads " + input + ", trained again in this run";
+  }
+  return {};
 }
 
 void write_status(const std::string& run_dir, const std::vector<StageResult>& results) {
@@ -64,17 +87,24 @@ TrainRequest train_request(const PipelineRequest& request, const std::string& st
   return train;
 }
 
-StageResult run_stage(const PipelineRequest& request, const std::string& stage, const std::string& stage_dir) {
+StageResult run_stage(const PipelineRequest& request, const std::string& stage, const std::string& stage_dir,
+                      const std::string& data_sha256, const std::set<std::string>& retrained) {
   StageResult result{stage, StageStatus::kDone, "", 0};
-  if (request.resume && stage_complete(stage_dir)) {
-    result.status = StageStatus::kResumed;
-    result.reason = "bundle and metrics already complete";
-    return result;
-  }
   const TrainRequest train = train_request(request, stage, stage_dir);
+  const nlohmann::json config = build_config(stage, train.config_file, train.overrides);
+  if (request.resume) {
+    std::string why = retrained_input(find_family(stage).trains_from(config), retrained);
+    if (why.empty()) why = not_resumable(stage_dir, {config, request.seed, data_sha256});
+    if (why.empty()) {
+      result.status = StageStatus::kResumed;
+      result.reason = "bundle and metrics already complete";
+      return result;
+    }
+    if (fs::exists(stage_dir)) spdlog::info("stage {}: not resumed: {}", stage, why);
+  }
   const Stopwatch watch;
   try {
-    result.reason = find_family(stage).unavailable_reason(build_config(stage, train.config_file, train.overrides));
+    result.reason = find_family(stage).unavailable_reason(config);
     if (!result.reason.empty()) {
       result.status = StageStatus::kSkipped;
       return result;
@@ -93,14 +123,21 @@ StageResult run_stage(const PipelineRequest& request, const std::string& stage, 
   return result;
 }
 
+// Its source stage was resumed too (else the compression is of an older bundle).
 bool compression_complete(const std::string& dir) {
-  return fs::exists(dir + "/compression.json") && stage_complete(dir);
+  if (!fs::exists(dir + "/compression.json") || !fs::exists(dir + "/metrics.json")) return false;
+  try {
+    Bundle::open(dir);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 // The request's compression of a finished stage's bundle, as a stage of its own named
 // "<stage>-<method>"; nullopt when the run asks for none or the family lacks the method.
 std::optional<StageResult> run_compression(const PipelineRequest& request, const std::string& stage,
-                                           const std::string& run_dir) {
+                                           const std::string& run_dir, bool source_resumed) {
   const std::vector<std::string> methods = find_family(stage).compress_methods();
   if (std::find(methods.begin(), methods.end(), request.compress) == methods.end()) return std::nullopt;
   CompressOptions o;
@@ -108,7 +145,7 @@ std::optional<StageResult> run_compression(const PipelineRequest& request, const
   o.model_dir = run_dir + "/" + stage;
   StageResult result{stage + "-" + o.method, StageStatus::kDone, "", 0};
   o.out_dir = run_dir + "/" + result.stage;
-  if (request.resume && compression_complete(o.out_dir)) {
+  if (request.resume && source_resumed && compression_complete(o.out_dir)) {
     result.status = StageStatus::kResumed;
     result.reason = "bundle and compression.json already complete";
     return result;
@@ -171,17 +208,27 @@ PipelineSummary run_pipeline(const PipelineRequest& request) {
   const std::vector<std::string> stages = request.stages.empty() ? known_families() : request.stages;
   for (const std::string& stage : stages) {
     find_family(stage);  // an unknown or unloadable stage stops before any work
-    overrides_for_stage(request.overrides, stage);
+    // A mistyped key is the user's to fix before anything runs, not a stage failure later.
+    const TrainRequest train = train_request(request, stage, summary.run_dir + "/" + stage);
+    try {
+      build_config(stage, train.config_file, train.overrides);
+    } catch (const ConfigError& e) {
+      throw UsageError(e.what());
+    }
   }
+  const std::string data_sha256 = request.resume ? data_fingerprint(resolve_data_dir(request.data_dir)) : "";
+  std::set<std::string> retrained;
   spdlog::info("pipeline into {}: stages {}", summary.run_dir, fmt::join(stages, ", "));
   for (std::size_t i = 0; i < stages.size(); ++i) {
     spdlog::info("stage {}/{}: {}", i + 1, stages.size(), stages[i]);
-    summary.stages.push_back(run_stage(request, stages[i], summary.run_dir + "/" + stages[i]));
+    summary.stages.push_back(run_stage(request, stages[i], summary.run_dir + "/" + stages[i], data_sha256, retrained));
     const StageResult& r = summary.stages.back();
     spdlog::info("stage {}: {}{}{}", r.stage, to_string(r.status), r.reason.empty() ? "" : ": ", r.reason);
     write_status(summary.run_dir, summary.stages);
+    if (r.status != StageStatus::kResumed) retrained.insert(r.stage);
     if (r.status != StageStatus::kDone && r.status != StageStatus::kResumed) continue;
-    if (std::optional<StageResult> c = run_compression(request, stages[i], summary.run_dir)) {
+    const bool resumed = r.status == StageStatus::kResumed;
+    if (std::optional<StageResult> c = run_compression(request, stages[i], summary.run_dir, resumed)) {
       spdlog::info("stage {}: {}{}{}", c->stage, to_string(c->status), c->reason.empty() ? "" : ": ", c->reason);
       summary.stages.push_back(*c);
       write_status(summary.run_dir, summary.stages);

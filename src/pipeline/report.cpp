@@ -30,9 +30,10 @@ std::string fmt_double(double v, int decimals) {
   return buf;
 }
 
+// Decimal units, as compression.json's bundle_mb: one bundle, one size.
 std::string human_bytes(std::uintmax_t bytes) {
-  if (bytes >= (1u << 20)) return fmt_double(bytes / 1048576.0, 1) + " MB";
-  return fmt_double(bytes / 1024.0, 1) + " KB";
+  if (bytes >= 1000000) return fmt_double(bytes / 1e6, 1) + " MB";
+  return fmt_double(bytes / 1e3, 1) + " KB";
 }
 
 double number_at(const nlohmann::json& j, const nlohmann::json::json_pointer& p) {
@@ -49,11 +50,14 @@ std::string cost_text(const StageFacts& s) {
 
 // One row per stage: the numbers both report.md and report.html show.
 std::vector<std::string> table_row(const StageFacts& s) {
-  if (!s.has_metrics) return {s.result.stage, to_string(s.result.status) + (s.result.reason.empty() ? "" : ": " + s.result.reason),
-                              "-", "-", "-", "-", "-", "-", "-"};
-  const double train_s = number_at(s.metrics, "/training/train_seconds"_json_pointer);
+  const std::string why = !s.problem.empty() ? s.problem : s.has_metrics ? "" : s.result.reason;
+  const std::string status = to_string(s.result.status) + (why.empty() ? "" : ": " + why);
+  if (!s.has_metrics) return {s.result.stage, status, "-", "-", "-", "-", "-", "-", "-"};
+  // A compression stage's cost is its compression, not the training its metrics carry over.
+  const double train_s = s.compression.is_object() ? number_at(s.compression, "/compress_seconds"_json_pointer)
+                                                   : number_at(s.metrics, "/training/train_seconds"_json_pointer);
   return {s.result.stage,
-          to_string(s.result.status),
+          status,
           fmt_double(s.metrics.value("accuracy", 0.0), 4),
           fmt_double(s.metrics.value("macro_f1", 0.0), 4),
           s.metrics.contains("ece") ? fmt_double(s.metrics.value("ece", 0.0), 4) : "-",
@@ -63,7 +67,7 @@ std::vector<std::string> table_row(const StageFacts& s) {
           cost_text(s)};
 }
 
-const std::vector<std::string> kColumns = {"stage", "status", "accuracy", "macro-F1", "ECE", "train s",
+const std::vector<std::string> kColumns = {"stage", "status", "accuracy", "macro-F1", "ECE", "train (compress) s",
                                            "predict titles/s", "bundle", "cost"};
 
 const std::vector<std::string> kCompressionColumns = {"stage", "method", "parameters", "bundle MB", "dev accuracy",
@@ -110,8 +114,10 @@ std::vector<Disagreement> disagreements(const std::vector<StageFacts>& stages, s
     std::set<std::string> distinct;
     for (const StageFacts& s : stages) {
       auto it = s.predictions.find(i);
-      d.predicted.push_back(it == s.predictions.end() ? "" : it->second.predicted);
-      if (it == s.predictions.end()) continue;
+      // Row i of another test set (a stage folder from another run) is not this title's answer.
+      const bool same = it != s.predictions.end() && (d.title.empty() || it->second.title == d.title);
+      d.predicted.push_back(same ? it->second.predicted : "");
+      if (!same) continue;
       d.title = it->second.title, d.truth = it->second.truth;
       distinct.insert(it->second.predicted);
       d.wrong += it->second.predicted != it->second.truth;
@@ -203,6 +209,22 @@ std::string risk_coverage_of(const std::vector<StageFacts>& stages) {
   return series.empty() ? "" : report::risk_coverage_svg(series, "Risk-coverage on test");
 }
 
+// A table cell of user text (titles, labels, reasons): a "|" would open a column, and "<" and
+// "&" would be read as HTML by Markdown renderers (">" alone is not, and "->" stays readable).
+std::string md_cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '<': out += "&lt;"; break;
+      case '&': out += "&amp;"; break;
+      case '\n': out += ' '; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 std::string md_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
   std::string md = "|";
   for (const std::string& c : header) md += " " + c + " |";
@@ -211,7 +233,7 @@ std::string md_table(const std::vector<std::string>& header, const std::vector<s
   md += "\n";
   for (const auto& row : rows) {
     md += "|";
-    for (const std::string& cell : row) md += " " + cell + " |";
+    for (const std::string& cell : row) md += " " + md_cell(cell) + " |";
     md += "\n";
   }
   return md;
@@ -233,13 +255,13 @@ std::string markdown(const std::vector<StageFacts>& stages, const std::vector<Di
         "reliability diagrams are `<stage>/reliability.svg` and in `report.html`; the risk-coverage curve of every "
         "stage (accuracy on the titles answered when the least confident are left unanswered) is "
         "`risk_coverage.svg`.\n\n## Titles the stages disagree on most\n\n| title | true |";
-  for (const StageFacts& s : stages) md += " " + s.result.stage + " |";
+  for (const StageFacts& s : stages) md += " " + md_cell(s.result.stage) + " |";
   md += "\n|---|---|";
   for (std::size_t i = 0; i < stages.size(); ++i) md += "---|";
   md += "\n";
   for (const Disagreement& d : picks) {
-    md += "| " + d.title + " | " + d.truth + " |";
-    for (const std::string& p : d.predicted) md += " " + (p.empty() ? "-" : p) + " |";
+    md += "| " + md_cell(d.title) + " | " + md_cell(d.truth) + " |";
+    for (const std::string& p : d.predicted) md += " " + (p.empty() ? "-" : md_cell(p)) + " |";
     md += "\n";
   }
   if (!attention.empty()) {

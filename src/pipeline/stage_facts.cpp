@@ -71,7 +71,7 @@ StageFacts read_stage_facts(const StageResult& result, const std::string& run_di
       facts.compression = nlohmann::json::parse(read_file(facts.dir + "/compression.json"));
     }
   } catch (const std::exception& e) {
-    facts.result.reason = std::string("report could not read the stage: ") + e.what();
+    facts.problem = std::string("report could not read the stage: ") + e.what();
   }
   return facts;
 }

@@ -24,6 +24,7 @@ struct StageFacts {
   std::string confusion_svg;
   std::map<std::size_t, StagePrediction> predictions;  // test index -> prediction
   nlohmann::json compression;             // compression.json of a compression stage, else null
+  std::string problem;                    // what the report could not read, shown in its row
 };
 
 StageFacts read_stage_facts(const StageResult& result, const std::string& run_dir);

@@ -70,6 +70,7 @@ Manifest manifest_for(const Classifier& model, const Splits& splits, const nlohm
   manifest.training["test_accuracy"] = test.accuracy;
   manifest.training["test_macro_f1"] = test.macro_f1;
   manifest.training["data"] = splits.layout.dir;
+  manifest.training["data_sha256"] = data_fingerprint(splits.layout);
   return manifest;
 }
 

@@ -17,4 +17,9 @@ assert_contains "$dir/err1" "a stage failed"
 NEWSCLS_LLM_API_KEY= DEEPSEEK_API_KEY= expect_exit 0 "$dir/err2" \
   "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run2" --stages tfidf-rf,llm --set tfidf-rf.n_trees=5
 assert_eq skipped "$(json_get "$dir/run2/pipeline.json" 'j["stages"][1]["status"]')" "llm skipped"
+# A mistyped setting is a usage error before any stage runs.
+expect_exit 2 "$dir/err3" "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run3" --stages tfidf-rf,fasttext \
+  --set tfidf-rf.n_trees=5 --set fasttext.bogus=1
+assert_contains "$dir/err3" "bogus"
+[[ ! -e "$dir/run3/tfidf-rf" ]] || fail "a stage ran before the mistyped setting was refused"
 echo "test_pipeline_failure: ok"

@@ -13,13 +13,13 @@ trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 50); do [[ -s "$dir/port" ]] && break; sleep 0.1; done
 port=$(cat "$dir/port")
 
+settings=(--set tfidf-rf.n_trees=10
+  --set fasttext.epochs=2
+  --set bert.layers=1 --set bert.hidden=32 --set bert.heads=2 --set bert.ff=64 --set bert.max_steps=20
+  --set bert.pretrain_epochs=0
+  --set llm.base_url="http://127.0.0.1:$port" --set llm.limit=100 --set llm.cache_path="$dir/llm-cache.sqlite")
 NEWSCLS_LLM_API_KEY= DEEPSEEK_API_KEY= "$NEWSCLS_BIN" pipeline --data "$dir/data" --out "$dir/run" --threads 2 \
-  --set tfidf-rf.n_trees=10 \
-  --set fasttext.epochs=2 \
-  --set bert.layers=1 --set bert.hidden=32 --set bert.heads=2 --set bert.ff=64 --set bert.max_steps=20 \
-  --set bert.pretrain_epochs=0 \
-  --set llm.base_url="http://127.0.0.1:$port" --set llm.limit=100 --set llm.cache_path="$dir/llm-cache.sqlite" \
-  >"$dir/out.txt" 2>"$dir/err.txt" || { cat "$dir/err.txt" >&2; fail "pipeline failed"; }
+  "${settings[@]}" >"$dir/out.txt" 2>"$dir/err.txt" || { cat "$dir/err.txt" >&2; fail "pipeline failed"; }
 
 for stage in tfidf-rf fasttext bert llm cascade; do
   assert_contains "$dir/out.txt" "$stage"
@@ -44,10 +44,16 @@ sys.exit(0 if size("cascade") >= size("fasttext") + size("bert") - 0.2 else 1)
 PY
 grep -q "| bert-quantize | quantize | .* -> " "$dir/run/report.md" || { cat "$dir/run/report.md"; fail "compression row"; }
 
-# --resume finds every stage complete and runs nothing again.
-"$NEWSCLS_BIN" pipeline --data "$dir/data" --out "$dir/run" --resume \
-  --set llm.base_url="http://127.0.0.1:$port" --set llm.cache_path="$dir/llm-cache.sqlite" >"$dir/out2.txt" 2>/dev/null
+# --resume with the same settings finds every stage complete and runs nothing again.
+"$NEWSCLS_BIN" pipeline --data "$dir/data" --out "$dir/run" --resume "${settings[@]}" >"$dir/out2.txt" 2>/dev/null
 assert_eq 6 "$(grep -c resumed "$dir/out2.txt")" "stages resumed (and the compression stage)"
+# A changed setting retrains its stage and the cascade that reads it; the rest resume.
+"$NEWSCLS_BIN" pipeline --data "$dir/data" --out "$dir/run" --resume "${settings[@]}" --set fasttext.epochs=3 \
+  >"$dir/out2b.txt" 2>"$dir/err2b.txt" || { cat "$dir/err2b.txt" >&2; fail "resume with a changed setting"; }
+assert_eq "tfidf-rf bert bert-quantize llm" "$(json_get "$dir/run/pipeline.json" '" ".join(s["stage"] for s in j["stages"] if s["status"] == "resumed")')" "stages resumed"
+assert_contains "$dir/err2b.txt" "stage fasttext: not resumed: its config differs"
+assert_contains "$dir/err2b.txt" "stage cascade: not resumed: it reads fasttext, trained again in this run"
+assert_eq 3 "$(json_get "$dir/run/fasttext/manifest.json" 'j["config"]["epochs"]')" "fasttext retrained with the new setting"
 
 # Without a key or base_url the LLM stage is skipped with the reason.
 NEWSCLS_LLM_API_KEY= DEEPSEEK_API_KEY= "$NEWSCLS_BIN" pipeline --data "$dir/data" --out "$dir/run2" \
