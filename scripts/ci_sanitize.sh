@@ -25,8 +25,8 @@ cmake --build "$build_dir" -j"$(nproc)" --target newscls newscls_unit_tests
 built=$(date +%s)
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:intercept_tls_get_addr=0:abort_on_error=1:detect_odr_violation=0:strict_string_checks=1:check_initialization_order=1}"
-export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$root/tests/sanitizer/lsan.supp:print_suppressions=0}"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/sanitizer/ubsan.supp}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions='$root/tests/sanitizer/lsan.supp':print_suppressions=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:suppressions='$root/tests/sanitizer/ubsan.supp'}"
 cd "$build_dir"
 ctest --output-on-failure -j"$(nproc)" -L 'unit|integration' -LE slow -E 'Subword' "$@"
 echo "ci_sanitize: build $((built - start)) s, tests $(($(date +%s) - built)) s"

@@ -18,8 +18,9 @@ packages=(
   # LibTorch uses the system BLAS; OpenBLAS is about 10x faster than the reference BLAS.
   libopenblas0-pthread
   # Tests: /usr/bin/time measures peak memory (test_hostile_predict_memory_slow), strace
-  # checks the fsync order of a bundle commit (test_bundle_durability).
-  time strace
+  # checks the fsync order of a bundle commit (test_bundle_durability), curl talks to
+  # `newscls serve` (test_serve_*).
+  time strace curl
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(fasttext python3-sklearn python3-jieba python3-torch python3-numpy)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <spdlog/spdlog.h>
@@ -212,15 +213,11 @@ std::string risk_coverage_of(const std::vector<StageFacts>& stages) {
 // A table cell of user text (titles, labels, reasons): a "|" would open a column, and "<" and
 // "&" would be read as HTML by Markdown renderers (">" alone is not, and "->" stays readable).
 std::string md_cell(const std::string& text) {
+  static const std::map<char, std::string> kEscapes = {{'|', "\\|"}, {'<', "&lt;"}, {'&', "&amp;"}, {'\n', " "}};
   std::string out;
   for (char c : text) {
-    switch (c) {
-      case '|': out += "\\|"; break;
-      case '<': out += "&lt;"; break;
-      case '&': out += "&amp;"; break;
-      case '\n': out += ' '; break;
-      default: out += c;
-    }
+    const auto it = kEscapes.find(c);
+    out += it == kEscapes.end() ? std::string(1, c) : it->second;
   }
   return out;
 }
