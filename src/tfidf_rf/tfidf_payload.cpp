@@ -1,3 +1,5 @@
+#include <cmath>
+
 #include "newscls/binary_io.h"
 #include "newscls/error.h"
 #include "tfidf_rf/payloads.h"
@@ -42,6 +44,10 @@ TfidfVectorizer load_tfidf(const std::string& path, const Settings& settings) {
   std::vector<float> idf = r.f32_array();
   r.expect_end();
   if (idf.size() != vocabulary.size()) throw ModelFormatError(path, "idf and vocabulary sizes differ");
+  // Smoothed idf is ln((1 + n) / (1 + df)) + 1 >= 1: anything else is a corrupt file, not a model.
+  for (float v : idf) {
+    if (!(v >= 1.0f) || !std::isfinite(v)) throw ModelFormatError(path, "idf values must be finite and at least 1");
+  }
   return TfidfVectorizer::from_parts(std::move(vocabulary), std::move(idf), sublinear, settings.tfidf.l2_normalize);
 }
 

@@ -2,7 +2,9 @@
 // bundle, load back with identical predictions; a truncated payload is refused cleanly.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -147,6 +149,26 @@ TEST(TfidfRfBundle, TruncatedPayloadsAreRefused) {
       }
       EXPECT_THROW(load(dir), ModelFormatError) << payload << " cut to " << len;
     }
+  }
+}
+
+TEST(TfidfRfBundle, IdfOutsideItsRangeIsRefused) {
+  Trained t = train_small({});
+  const std::string root = newscls::testing::scratch_dir();
+  const std::string good = save(t, root + "/good");
+  const std::string bytes = read_bytes(good + "/tfidf.bin");
+  for (const float bad : {std::nanf(""), 0.5f, -1.0f}) {  // the last idf, the payload's last 4 bytes
+    std::string changed = bytes;
+    std::memcpy(changed.data() + changed.size() - sizeof bad, &bad, sizeof bad);
+    const std::string dir = root + "/idf-" + std::to_string(bad);
+    {
+      BundleWriter w(dir);
+      std::ofstream(w.payload_path("tfidf.bin"), std::ios::binary) << changed;
+      std::ofstream(w.payload_path("forest.bin"), std::ios::binary) << read_bytes(good + "/forest.bin");
+      Manifest m = Bundle::open(good).manifest();
+      w.commit(m);
+    }
+    EXPECT_THROW(load(dir), ModelFormatError) << "idf " << bad;
   }
 }
 
