@@ -36,6 +36,7 @@ struct RequestTrace {
   Clock::time_point start;
   std::string model, error_code, titles_json;
   std::size_t titles = 0;
+  bool body_read = false;  // the whole request body was consumed
 };
 thread_local RequestTrace g_trace;  // per thread, reset for every request
 
@@ -232,11 +233,9 @@ httplib::Server::HandlerResponse Server::Impl::fill_error(const httplib::Request
 }
 
 void Server::Impl::access_log(const httplib::Request& req, const httplib::Response& res) {
-  // Runs after the response is written. A body refused unread, or one httplib answered for
-  // before pre-routing (400, 414, 416), leaves its bytes on the wire.
-  if (res.get_header_value("Connection") == "close" || (!g_trace.active && has_body(req))) {
-    g_tainted = {req.remote_addr, req.remote_port};
-  }
+  // Runs after the response is written. A body left unread (refused, sent with a GET, or
+  // answered by httplib before pre-routing: 400, 414, 416) leaves its bytes on the wire.
+  if (has_body(req) && !g_trace.body_read) g_tainted = {req.remote_addr, req.remote_port};
   const double seconds = g_trace.active ? std::chrono::duration<double>(Clock::now() - g_trace.start).count() : 0.0;
   metrics.record_request(req.path, res.status, seconds);
   std::string extra;
@@ -260,7 +259,10 @@ std::string Server::Impl::read_body(httplib::Response& res, const httplib::Conte
     body.append(data, n);
     return true;
   });
-  if (ok) return body;
+  if (ok) {
+    g_trace.body_read = true;
+    return body;
+  }
   res.set_header("Connection", "close");  // the rest of the body may still be on the wire
   const std::string limit = std::to_string(options.max_body_bytes);
   if (over || res.status == 413) throw ApiError(413, "body_too_large", "the request body is over " + limit + " bytes");
