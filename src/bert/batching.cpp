@@ -50,8 +50,9 @@ std::vector<std::int64_t> join_same_label(const std::vector<std::vector<std::int
   ids.insert(ids.end(), other.begin() + 1, other.end());  // other without its [CLS]
   const auto cap = static_cast<std::size_t>(std::max<std::int64_t>(max_len, 3));
   if (ids.size() > cap) {
+    const std::int64_t sep = ids.back();  // the tokenizer's own [SEP] (WordPiece's is not kSep)
     ids.resize(cap);
-    ids.back() = kSep;
+    ids.back() = sep;
   }
   return ids;
 }

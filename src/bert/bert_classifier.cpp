@@ -274,7 +274,13 @@ nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx, Collecti
   }
   Encoded titles = encode_all(*vocab_, ctx.train->titles, options_.arch.max_len);
   nlohmann::json facts = pretrain_mlm(model_->encoder, rng_, options_, {&titles, vocab_->size(), ctx.seed, comm});
-  if (!saved.empty() && comm->is_root()) save_tensors(saved, named_state(*model_->encoder));
+  if (!saved.empty() && comm->is_root()) {
+    // Its existence means "pretraining done" to --resume: never a half-written file.
+    save_tensors(saved + ".tmp", named_state(*model_->encoder));
+    sync_path(saved + ".tmp");
+    fs::rename(saved + ".tmp", saved);
+    sync_path(ctx.work_dir);
+  }
   return facts;
 }
 

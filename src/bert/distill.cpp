@@ -95,6 +95,9 @@ Options student_options(const Teacher& t, const DistillSettings& s) {
   o.batch_size = s.batch_size;
   o.max_steps = s.max_steps;
   o.freeze_layers = 0;
+  o.arch.heads_per_layer.clear();  // a pruned teacher's head counts are no student's
+  // A joined row's soft label would be its first title's alone: the student joins nothing.
+  if (s.alpha > 0) o.join_prob = 0;
   return o;
 }
 
@@ -206,6 +209,7 @@ void write_student(const CompressRequest& r, const Teacher& t, ClassifierModel& 
   config["batch_size"] = o.batch_size;
   config["max_steps"] = o.max_steps;
   config["freeze_layers"] = 0;
+  config["join_prob"] = o.join_prob;
   BundleWriter writer(r.out_dir);
   t.tokenizer->save(writer, o.arch.vocab_size);
   save_tensors(writer.payload_path(kWeightsPayload), named_state(*student));

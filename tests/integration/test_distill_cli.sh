@@ -35,4 +35,12 @@ for out in "$dir/teacher/" "$dir/teacher/sub/.." "$dir/teacher/student"; do
   assert_contains "$dir/err" "apart from --model-dir"
 done
 "$bin" info --model-dir "$dir/teacher" >/dev/null || fail "the source bundle was touched"
+# A pruned teacher (layers with different head counts): the student takes the widths it is
+# given, not the teacher's head layout, and with soft labels it joins no titles.
+"$bin" compress --model-dir "$dir/teacher" --method prune --out "$dir/pruned" --data "$dir/data" --threads 1 \
+  --set prune_heads=1 --speed-titles 20 >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "compress --method prune"; }
+"$bin" compress --model-dir "$dir/pruned" --method distill --out "$dir/student2" --data "$dir/data" --threads 1 \
+  --set layers=1 --set max_steps=3 --speed-titles 20 >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "distill from a pruned teacher"; }
+assert_eq "[] 0.0" "$(json_get "$dir/student2/manifest.json" '"%s %s" % (j["config"].get("heads_per_layer", []), j["config"]["join_prob"])')" \
+  "student head layout and joining"
 echo "ok"

@@ -67,6 +67,11 @@ TEST(BertJoin, JoinsTitlesOfTheSameLabelAndCutsAtMaxLen) {
   const auto cut = join_same_label(encoded, 2, by_label, labels, 1.0, 6, rng);
   ASSERT_EQ(cut.size(), 6u);
   EXPECT_EQ(cut.back(), kSep);
+  // WordPiece ids (bert-base-chinese: [CLS] 101, [SEP] 102): a cut ends on that [SEP], not kSep.
+  const std::vector<std::vector<std::int64_t>> wordpiece = {{101, 10, 11, 102}, {101, 30, 31, 32, 102}};
+  const auto cut_wp = join_same_label(wordpiece, 0, {{0, 1}}, {0, 0}, 1.0, 6, rng);
+  ASSERT_EQ(cut_wp.size(), 6u);
+  EXPECT_EQ(cut_wp.back(), 102);
 }
 
 TEST(BertOptions, BundlesWithoutTheNewKeysNeitherFoldNorJoin) {
