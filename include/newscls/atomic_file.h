@@ -1,7 +1,8 @@
 // Writing outputs so that a crash or interrupt never leaves a half-written file.
 //
 // Content goes to "<path>.tmp.<pid>" and is renamed over <path> only when complete and
-// flushed, and the folder is synced after the rename; an AtomicOutputFile destroyed without commit() removes its temporary file.
+// flushed, and the folder is synced after the rename; an AtomicOutputFile destroyed without
+// commit() removes its temporary file.
 // A directory built under a temporary name is made durable with sync_tree() and put in
 // place with replace_directory(); sync_path() on its parent then records the rename.
 //

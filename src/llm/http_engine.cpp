@@ -243,12 +243,13 @@ void RequestEngine::settle(Queue& queue, std::size_t job, const HttpResult& resu
   const double delay = backoff_seconds(failures, options_.backoff_base_s, options_.backoff_max_s,
                                        unit, result.retry_after_s, options_.retry_after_max_s);
   spdlog::debug("llm: {} - retry {} in {:.2f} s", describe(result), failures, delay);
-  const auto at = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
-  queue.waiting.emplace(at, job);
+  const auto now = Clock::now();
+  const auto after = [&](double seconds) {
+    return now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  };
+  queue.waiting.emplace(after(delay), job);
   if (result.retry_after_s >= 0) {
-    const double pause = std::min(result.retry_after_s, options_.retry_after_max_s);
-    queue.paused_until = std::max(queue.paused_until, Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                                           std::chrono::duration<double>(pause)));
+    queue.paused_until = std::max(queue.paused_until, after(std::min(result.retry_after_s, options_.retry_after_max_s)));
   }
 }
 

@@ -5,8 +5,9 @@
 //
 // The caller decides per result: kDone, kRetry (the engine reschedules unless the retries are
 // used up, then calls on_give_up), kGiveUp (on_give_up at once: the server refused this one
-// request for good), or throws to stop the run at once (the transfers in flight are abandoned). After max_consecutive_failures give-ups in a row
-// with no success the engine throws HttpError: the endpoint is down, not one title.
+// request for good), or throws to stop the run at once (the transfers in flight are
+// abandoned). After max_consecutive_failures give-ups in a row with no success the engine
+// throws HttpError: the endpoint is down, not one title.
 // Connections are kept alive between run() calls. Checks for SIGINT while waiting.
 //
 //   RequestEngine engine(options);

@@ -11,6 +11,7 @@
 #include "llm/llm.h"
 #include "llm/reply_parser.h"
 #include "newscls/atomic_file.h"
+#include "newscls/data.h"
 #include "newscls/error.h"
 
 namespace newscls::llm {
@@ -19,10 +20,6 @@ namespace {
 constexpr const char* kPromptPayload = "prompt.json";
 constexpr const char* kPromptFormat = "newscls-llm-prompt";
 constexpr int kPromptFormatVersion = 1;
-
-bool is_blank(const std::string& s) {
-  return s.find_first_not_of(" \t\r\n") == std::string::npos;
-}
 
 nlohmann::json prompt_to_json(const Prompt& p) {
   nlohmann::json labels = nlohmann::json::array();
@@ -171,7 +168,7 @@ std::vector<Prediction> LlmClassifier::predict_batch(const std::vector<std::stri
   std::unordered_map<std::string, std::size_t> pending_of_key;
   ResponseCache* responses = cache();
   for (std::size_t row = 0; row < titles.size(); ++row) {
-    if (is_blank(titles[row])) {
+    if (is_blank_title(titles[row])) {
       ++stats_.empty_titles;
       continue;
     }

@@ -87,11 +87,12 @@ TrainRequest train_request(const PipelineRequest& request, const std::string& st
   return train;
 }
 
+// config: the stage's effective config, built (and so checked) before any stage ran.
 StageResult run_stage(const PipelineRequest& request, const std::string& stage, const std::string& stage_dir,
-                      const std::string& data_sha256, const std::set<std::string>& retrained) {
+                      const nlohmann::json& config, const std::string& data_sha256,
+                      const std::set<std::string>& retrained) {
   StageResult result{stage, StageStatus::kDone, "", 0};
   const TrainRequest train = train_request(request, stage, stage_dir);
-  const nlohmann::json config = build_config(stage, train.config_file, train.overrides);
   if (request.resume) {
     std::string why = retrained_input(find_family(stage).trains_from(config), retrained);
     if (why.empty()) why = not_resumable(stage_dir, {config, request.seed, data_sha256});
@@ -206,12 +207,13 @@ PipelineSummary run_pipeline(const PipelineRequest& request) {
   summary.run_dir = request.out_dir.empty() ? "runs/" + timestamp() : request.out_dir;
   make_directories(summary.run_dir);
   const std::vector<std::string> stages = request.stages.empty() ? known_families() : request.stages;
+  std::vector<nlohmann::json> configs;
   for (const std::string& stage : stages) {
     find_family(stage);  // an unknown or unloadable stage stops before any work
     // A mistyped key is the user's to fix before anything runs, not a stage failure later.
     const TrainRequest train = train_request(request, stage, summary.run_dir + "/" + stage);
     try {
-      build_config(stage, train.config_file, train.overrides);
+      configs.push_back(build_config(stage, train.config_file, train.overrides));
     } catch (const ConfigError& e) {
       throw UsageError(e.what());
     }
@@ -221,7 +223,8 @@ PipelineSummary run_pipeline(const PipelineRequest& request) {
   spdlog::info("pipeline into {}: stages {}", summary.run_dir, fmt::join(stages, ", "));
   for (std::size_t i = 0; i < stages.size(); ++i) {
     spdlog::info("stage {}/{}: {}", i + 1, stages.size(), stages[i]);
-    summary.stages.push_back(run_stage(request, stages[i], summary.run_dir + "/" + stages[i], data_sha256, retrained));
+    summary.stages.push_back(
+        run_stage(request, stages[i], summary.run_dir + "/" + stages[i], configs[i], data_sha256, retrained));
     const StageResult& r = summary.stages.back();
     spdlog::info("stage {}: {}{}{}", r.stage, to_string(r.status), r.reason.empty() ? "" : ": ", r.reason);
     write_status(summary.run_dir, summary.stages);

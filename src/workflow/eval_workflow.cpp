@@ -253,8 +253,9 @@ EvalRun run_eval(const EvalRequest& r) {
     throw UsageError("--fit-calibration fits on dev only: use --split dev without --input");
   }
   const Bundle bundle = Bundle::open(r.model_dir);
-  if (r.dump_attention > 0 && !family_of_bundle(bundle).has_attention()) {  // refused before any output is written
-    throw UsageError("--dump-attention: model family '" + family_of_bundle(bundle).name() + "' has no attention weights");
+  const Family& family = family_of_bundle(bundle);
+  if (r.dump_attention > 0 && !family.has_attention()) {  // refused before any output is written
+    throw UsageError("--dump-attention: model family '" + family.name() + "' has no attention weights");
   }
   const nlohmann::json& training = bundle.manifest().training;
   // A bundle calibrated inside (a cascade's members) has no calibration of its own to leave out.
