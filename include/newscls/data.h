@@ -50,8 +50,9 @@ struct DataLayout {
   std::string split(const std::string& name) const { return dir + "/" + name + ".txt"; }
 };
 
-// True for an empty title or one of ASCII white space only: a labelled file refuses it,
-// `predict` and the server answer it without asking a model.
+// True for a title with nothing visible (empty, or only white space and control or format
+// characters): a labelled file refuses it, `predict` and the server answer it without asking
+// a model.
 bool is_blank_title(std::string_view title);
 
 // sha256 over the sha256 of class.txt, train.txt, dev.txt and test.txt (a missing one counts

@@ -1,8 +1,9 @@
 // Text normalisation and character n-grams, identical at training and prediction time.
 //
 // normalize_title: full-width ASCII forms (U+FF01..U+FF5E) to half-width, the ideographic
-// space to a space, ASCII lowercase, runs of whitespace folded to one space, trimmed.
-// Everything else, U+FFFD included, is kept.
+// space to a space, ASCII lowercase, runs of whitespace folded to one space, trimmed;
+// control and format characters (U+001F, U+200B, U+FEFF, ...) deleted, as BERT's tokenizer
+// does. Everything else, U+FFFD included, is kept.
 //
 //   std::string t = normalize_title("ＮＢＡ　季后赛");   // "nba 季后赛"
 //   auto grams = char_ngrams(split_utf8_chars(t), 1, 2);

@@ -21,4 +21,13 @@ void append_utf8(char32_t cp, std::string& out);
 // Views into s, one per character (invalid bytes come out one byte each).
 std::vector<std::string_view> split_utf8_chars(std::string_view s);
 
+// Whitespace in titles: ASCII white space, the ideographic space U+3000, no-break space U+00A0,
+// next line U+0085.
+bool is_space_char(char32_t cp);
+// Control and format characters (Unicode Cc and Cf: U+001F, U+200B, U+FEFF, ...), invisible;
+// BERT's tokenizer deletes them.
+bool is_invisible_char(char32_t cp);
+// True when s has a character that is neither space nor invisible.
+bool has_visible_char(std::string_view s);
+
 }  // namespace newscls

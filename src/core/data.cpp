@@ -13,6 +13,7 @@
 #include "newscls/interrupt.h"
 #include "newscls/sha256.h"
 #include "newscls/utf8.h"
+#include "newscls/utf8.h"
 
 namespace newscls {
 namespace {
@@ -57,9 +58,7 @@ std::ifstream open_for_reading(const std::string& path) {
 
 }  // namespace
 
-bool is_blank_title(std::string_view title) {
-  return title.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos;
-}
+bool is_blank_title(std::string_view title) { return !has_visible_char(title); }
 
 int LabelSet::id_of(const std::string& name) const {
   for (int i = 0; i < size(); ++i) {

@@ -1,5 +1,7 @@
 #include "newscls/utf8.h"
 
+#include <utf8proc.h>
+
 namespace newscls {
 namespace {
 
@@ -99,6 +101,26 @@ std::vector<std::string_view> split_utf8_chars(std::string_view s) {
     i += len;
   }
   return chars;
+}
+
+bool is_space_char(char32_t cp) {
+  return cp == U' ' || cp == U'\t' || cp == U'\n' || cp == U'\r' || cp == U'\f' || cp == U'\v' ||
+         cp == 0x3000 || cp == 0x00A0 || cp == 0x0085;
+}
+
+bool is_invisible_char(char32_t cp) {
+  const auto category = utf8proc_category(static_cast<utf8proc_int32_t>(cp));
+  return category == UTF8PROC_CATEGORY_CC || category == UTF8PROC_CATEGORY_CF;
+}
+
+bool has_visible_char(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t len = valid_sequence_length(s, i);
+    const char32_t cp = len == 0 ? U'\uFFFD' : decode_at(s, i, len);
+    if (!is_space_char(cp) && !is_invisible_char(cp)) return true;
+    i += len == 0 ? 1 : len;
+  }
+  return false;
 }
 
 }  // namespace newscls

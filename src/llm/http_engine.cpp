@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <queue>
 #include <utility>
@@ -156,20 +157,37 @@ void RequestEngine::run(const std::vector<std::string>& bodies, const OnResult& 
     ~Abandon() { curl.abandon(); }
   } abandon_on_exit{*curl_};
 
-  while (queue.settled < bodies.size()) {
+  std::exception_ptr stop;  // set by a throw: nothing new starts, the transfers in flight finish
+  while (stop ? queue.busy > 0 : queue.settled < bodies.size()) {
     check_interrupted();
     const auto now = Clock::now();
     while (!queue.waiting.empty() && queue.waiting.top().first <= now) {
       queue.ready.push_back(queue.waiting.top().second);
       queue.waiting.pop();
     }
-    start_ready(queue, bodies, counters);
+    if (!stop) start_ready(queue, bodies, counters);
     int running = 0;
     curl_multi_perform(curl_->multi, &running);
-    finish_done(queue, on_result, on_give_up, counters);
-    if (queue.settled == bodies.size()) break;
+    try {
+      finish_done(queue, on_result, on_give_up, counters, stop != nullptr);
+    } catch (...) {
+      stop = std::current_exception();
+      stop_starting(queue);
+    }
+    if (!stop && queue.settled == bodies.size()) break;
     const int timeout = wait_ms(queue);
     if (timeout > 0) curl_multi_poll(curl_->multi, nullptr, 0, timeout, nullptr);
+  }
+  if (stop) std::rethrow_exception(stop);
+}
+
+void RequestEngine::stop_starting(Queue& queue) const {
+  queue.ready.clear();
+  queue.waiting = {};
+  // Their answers are paid for: let them arrive, so on_result can keep them (a cache).
+  if (queue.busy > 0) {
+    spdlog::warn("llm: stopping; waiting for the {} request(s) in flight (at most {:g} s) to keep their answers",
+                 queue.busy, options_.timeout_s);
   }
 }
 
@@ -203,7 +221,7 @@ void RequestEngine::start_ready(Queue& queue, const std::vector<std::string>& bo
 }
 
 void RequestEngine::finish_done(Queue& queue, const OnResult& on_result, const OnGiveUp& on_give_up,
-                                EngineCounters& counters) {
+                                EngineCounters& counters, bool stopping) {
   int left = 0;
   while (CURLMsg* msg = curl_multi_info_read(curl_->multi, &left)) {
     if (msg->msg != CURLMSG_DONE) continue;
@@ -220,7 +238,21 @@ void RequestEngine::finish_done(Queue& queue, const OnResult& on_result, const O
     curl_multi_remove_handle(curl_->multi, t->easy);
     t->busy = false;
     --queue.busy;
-    settle(queue, t->job, result, on_result, on_give_up, counters);
+    if (stopping) {
+      drain(t->job, result, on_result);
+    } else {
+      settle(queue, t->job, result, on_result, on_give_up, counters);
+    }
+  }
+}
+
+// A result that arrives after the run was stopped: on_result sees it, but its verdict and
+// any error it throws no longer matter (the first error is the one reported).
+void RequestEngine::drain(std::size_t job, const HttpResult& result, const OnResult& on_result) {
+  try {
+    on_result(job, result);
+  } catch (const std::exception& e) {
+    spdlog::debug("llm: after the stop: {}", e.what());
   }
 }
 

@@ -5,10 +5,12 @@
 //
 // The caller decides per result: kDone, kRetry (the engine reschedules unless the retries are
 // used up, then calls on_give_up), kGiveUp (on_give_up at once: the server refused this one
-// request for good), or throws to stop the run at once (the transfers in flight are
-// abandoned). After max_consecutive_failures give-ups in a row with no success the engine
-// throws HttpError: the endpoint is down, not one title.
-// Connections are kept alive between run() calls. Checks for SIGINT while waiting.
+// request for good), or throws to stop the run: nothing new starts, the transfers in flight
+// are let finish (within the timeout) and handed to on_result, whose verdicts and throws no
+// longer count, and then run() rethrows the first error. After max_consecutive_failures
+// give-ups in a row with no success the engine stops the same way with HttpError: the
+// endpoint is down, not one title. Connections are kept alive between run() calls. Checks for
+// SIGINT while waiting; SIGINT abandons the transfers in flight at once.
 //
 //   RequestEngine engine(options);
 //   engine.run(bodies, [&](std::size_t i, const HttpResult& r) { ...; return Verdict::kDone; },
@@ -66,7 +68,9 @@ class RequestEngine {
 
   void start_ready(Queue& queue, const std::vector<std::string>& bodies, EngineCounters& counters);
   void finish_done(Queue& queue, const OnResult& on_result, const OnGiveUp& on_give_up,
-                   EngineCounters& counters);
+                   EngineCounters& counters, bool stopping);
+  void stop_starting(Queue& queue) const;
+  static void drain(std::size_t job, const HttpResult& result, const OnResult& on_result);
   void settle(Queue& queue, std::size_t job, const HttpResult& result, const OnResult& on_result,
               const OnGiveUp& on_give_up, EngineCounters& counters);
   void give_up(Queue& queue, std::size_t job, const HttpResult& result, const OnGiveUp& on_give_up);

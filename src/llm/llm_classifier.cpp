@@ -222,7 +222,8 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
     answered_any_ = true;
     stats_.usage += reply.usage;
     stats_.latencies_ms.push_back(result.latency_ms);
-    if (responses) responses->put(pending[job].key, reply);
+    // An empty reply is no answer to keep: a rerun asks again rather than reading it back.
+    if (responses && !is_blank_title(reply.content)) responses->put(pending[job].key, reply);
     for (std::size_t row : pending[job].rows) out[row] = prediction_for(reply.content);
     return Verdict::kDone;
   };

@@ -2,7 +2,7 @@
 // resumes without paying twice.
 //
 // One table, responses(key TEXT PRIMARY KEY, content, prompt_tokens, completion_tokens,
-// cached_tokens, created_unix), in WAL mode; each reply is committed as it arrives
+// cached_tokens, created_unix), in WAL mode; each non-empty reply is committed as it arrives
 // (synchronous=NORMAL: a killed process loses nothing, a power cut at most the last few).
 // The key is cache_key(): sha256 of base_url and the request body exactly as sent (model,
 // messages with the title, temperature, max_tokens, thinking, response_format, extra_body),

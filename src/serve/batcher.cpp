@@ -58,7 +58,7 @@ void MicroBatcher::run() {
       wait_for_batch(lock);
       batch = take_batch();
     }
-    predict(batch);
+    if (!batch.titles.empty()) predict(batch);  // empty when only failed requests' titles were left
   }
 }
 
@@ -78,6 +78,11 @@ MicroBatcher::Batch MicroBatcher::take_batch() {
   Batch batch;
   while (!queue_.empty() && batch.titles.size() < options_.max_batch) {
     const std::shared_ptr<Job>& job = queue_.front();
+    if (job->failed) {  // its answer, the error, is given: the rest of it is not worth a pass
+      queued_titles_ -= job->titles.size() - job->next;
+      queue_.pop_front();
+      continue;
+    }
     const std::size_t count = std::min(options_.max_batch - batch.titles.size(), job->titles.size() - job->next);
     for (std::size_t i = job->next; i < job->next + count; ++i) batch.titles.push_back(std::move(job->titles[i]));
     batch.spans.push_back({job, job->next, count});
@@ -96,10 +101,10 @@ void MicroBatcher::predict(Batch& batch) {
     if (predictions.size() != batch.titles.size()) throw std::runtime_error("the model returned a wrong count");
     if (on_batch_) on_batch_(batch.titles.size());  // counted as classified only once they are
   } catch (...) {
-    // Every request with a title in this batch fails; done is set so later spans skip it.
+    // Every request with a title in this batch fails, and its titles not yet run are dropped.
     for (Span& span : batch.spans) {
-      if (span.job->done == span.job->titles.size()) continue;
-      span.job->done = span.job->titles.size();
+      if (span.job->failed) continue;
+      span.job->failed = true;
       span.job->promise.set_exception(std::current_exception());
     }
     return;
@@ -111,7 +116,7 @@ void MicroBatcher::predict(Batch& batch) {
               predictions.begin() + static_cast<std::ptrdiff_t>(offset + span.count),
               job.results.begin() + static_cast<std::ptrdiff_t>(span.begin));
     offset += span.count;
-    if (job.done == job.titles.size()) continue;  // failed in an earlier batch
+    if (job.failed) continue;  // in an earlier batch
     job.done += span.count;
     if (job.done == job.titles.size()) job.promise.set_value(std::move(job.results));
   }

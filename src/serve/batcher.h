@@ -62,6 +62,7 @@ class MicroBatcher {
     std::vector<Prediction> results;
     std::size_t next = 0;  // first title not yet taken into a batch
     std::size_t done = 0;  // results filled
+    bool failed = false;   // a batch with its titles failed: answered with the error
     std::chrono::steady_clock::time_point queued;
     std::promise<std::vector<Prediction>> promise;
   };

@@ -7,11 +7,6 @@
 namespace newscls {
 namespace {
 
-bool is_space(char32_t cp) {
-  return cp == U' ' || cp == U'\t' || cp == U'\n' || cp == U'\r' || cp == U'\f' || cp == U'\v' ||
-         cp == 0x3000 || cp == 0x00A0;
-}
-
 char32_t fold(char32_t cp) {
   if (cp >= 0xFF01 && cp <= 0xFF5E) cp -= 0xFEE0;  // full-width ASCII forms
   if (cp >= U'A' && cp <= U'Z') cp += U'a' - U'A';
@@ -48,10 +43,11 @@ std::string normalize_title(std::string_view title, bool fold_punctuation) {
   bool pending_space = false;
   for (char32_t cp : decode_utf8(title)) {
     cp = fold(cp);
-    if (is_space(cp) || (fold_punctuation && is_separating_punctuation(cp))) {
+    if (is_space_char(cp) || (fold_punctuation && is_separating_punctuation(cp))) {
       pending_space = !out.empty();
       continue;
     }
+    if (is_invisible_char(cp)) continue;  // also keeps U+001F from forging tfidf-rf's piece prefix
     if (pending_space) out.push_back(' ');
     pending_space = false;
     append_utf8(cp, out);

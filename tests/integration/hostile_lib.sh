@@ -79,16 +79,17 @@ PY
 }
 
 # check_jsonl FILE N LABELS...: N lines of valid predictions whose labels are among LABELS; a
-# blank title is abstained (label null), never labelled.
+# blank title (nothing but white space, U+3000, U+00A0, control and format characters) is
+# abstained (label null), never labelled.
 check_jsonl() {
   python3 - "$@" <<'PY'
-import json, math, sys
+import json, math, sys, unicodedata
 path, n, labels = sys.argv[1], int(sys.argv[2]), set(sys.argv[3:]) | {"unknown"}
 lines = open(path, encoding="utf-8").read().splitlines()
 assert len(lines) == n, f"{path}: {len(lines)} lines, expected {n}"
 for i, line in enumerate(lines, 1):
     r = json.loads(line)
-    blank = not r["title"].strip(" \t\r\n\f\v")
+    blank = all(c in " \t\r\n\f\v\u3000\u00a0\u0085" or unicodedata.category(c) in ("Cc", "Cf") for c in r["title"])
     assert (r["label"] is None and r["abstained"]) if blank else r["label"] in labels, f"{path}:{i}: label {r['label']!r}"
     assert isinstance(r["score"], (int, float)) or r["score"] is None, f"{path}:{i}: score"
 PY

@@ -19,14 +19,16 @@ assert_eq "bert" "$(json_get "$dir/info.json" 'j["family"]')" "imported family"
 "$bin" predict --model-dir "$dir/cls" --input "$dir/titles.txt" --output "$dir/pred.jsonl" --top-k 10 --threads 1 2>/dev/null ||
   fail "predict with the imported classifier"
 python3 - "$hf/golden.jsonl" "$dir/pred.jsonl" "$hf/bert-tiny-cls/config.json" <<'PY' || fail "predictions differ from transformers"
-import json, math, sys
+import json, math, sys, unicodedata
 golden = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
 preds = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8")]
 names = json.load(open(sys.argv[3]))["id2label"]
+def blank(t):  # nothing visible: white space, U+3000, U+00A0, control and format characters
+    return all(c in " \t\r\n\f\v\u3000\u00a0\u0085" or unicodedata.category(c) in ("Cc", "Cf") for c in t)
 assert len(preds) == len(golden), (len(preds), len(golden))
 worst = 0.0
 for i, (g, p) in enumerate(zip(golden, preds)):
-    if not g["text"].strip(" \t\r\n\f\v"):  # a blank title is abstained, not guessed (the embeddings below cover it)
+    if blank(g["text"]):  # abstained, not guessed (the embeddings below cover it)
         assert p["label"] is None and p["abstained"] and p["top_k"] == [], (i, p)
         continue
     m = max(g["logits"]); e = [math.exp(x - m) for x in g["logits"]]; s = sum(e)

@@ -5,7 +5,7 @@
 # 500/502/503, a reply slower than the timeout, malformed
 # JSON, a dropped connection, retries running out. Asserts exact counts of requests,
 # retries, unknowns and cache hits, that every title is predicted exactly once, and that a
-# rerun asks only for the title that never got an answer.
+# rerun asks only for the titles that never got an answer (failed, refused, or an empty reply).
 source "$(dirname "$0")/lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 
@@ -89,16 +89,19 @@ assert_eq 38 "$(run_stat "$m" "latency_ms']['count")" "latencies recorded"
 assert_eq 40 "$(tail -n +2 "$dir/model/predictions.tsv" | wc -l)" "prediction rows"
 assert_eq 40 "$(tail -n +2 "$dir/model/predictions.tsv" | cut -f1 | sort -u | wc -l)" "distinct prediction rows"
 assert_eq 5 "$(tail -n +2 "$dir/model/predictions.tsv" | awk -F'\t' '$3 == "unknown"' | wc -l)" "unknown rows"
-assert_eq 38 "$(cache_rows "$dir/cache.sqlite")" "cached replies"
+# The blank and null replies are not kept: a rerun asks for them again.
+assert_eq 36 "$(cache_rows "$dir/cache.sqlite")" "cached replies"
 
-# Rerun: the 38 answered titles come from the cache; only the two failed ones are asked again.
+# Rerun: 36 answers come from the cache; the two failed titles and the two empty replies are
+# asked again.
 reset_llm_server
 "$NEWSCLS_BIN" eval --model-dir "$dir/model" --data "$dir/data" --out "$dir/eval/metrics.json" \
   >/dev/null 2>"$dir/eval.err" || { cat "$dir/eval.err"; fail "eval"; }
 e="$dir/eval/metrics.json"
-assert_eq 38 "$(run_stat "$e" cache_hits)" "cache hits on rerun"
-assert_eq 4 "$(run_stat "$e" requests_sent)" "requests on rerun (the 502 title 3 times, the refused one once)"
-assert_eq 4 "$(server_stat "j['requests']")" "server requests on rerun"
-assert_eq 3 "$(run_stat "$e" unknown_replies)" "cached unknown replies stay unknown"
+assert_eq 36 "$(run_stat "$e" cache_hits)" "cache hits on rerun"
+assert_eq 6 "$(run_stat "$e" requests_sent)" "requests on rerun (the 502 title 3 times, the refused one once, the two empty ones)"
+assert_eq 6 "$(server_stat "j['requests']")" "server requests on rerun"
+assert_eq 1 "$(attempts_of "${titles[10]}")" "the blank reply's title asked again"
+assert_eq 3 "$(run_stat "$e" unknown_replies)" "the cached unsure reply and the two empty ones again"
 assert_eq 5 "$(json_get "$e" "j['unknown']")" "unknown predictions on rerun"
 echo "ok"

@@ -143,6 +143,16 @@ TEST(MicroBatcher, AModelErrorReachesEveryRequestOfTheBatch) {
   EXPECT_THROW(f.get(), std::runtime_error);
 }
 
+TEST(MicroBatcher, AFailedRequestsOtherTitlesAreNotRun) {
+  FakeModel model;
+  model.fail();
+  auto b = make(model, {2, 0ms, 256});
+  auto f = b.submit({"a", "b", "c", "d", "e", "f"});
+  EXPECT_THROW(f.get(), std::runtime_error);
+  EXPECT_THROW(b.submit({"g"}).get(), std::runtime_error);  // runs after whatever is left of f
+  EXPECT_EQ(model.sizes(), (std::vector<std::size_t>{2, 1})) << "f's titles after its failed batch were run";
+}
+
 TEST(MicroBatcher, DestructionAnswersWhatIsQueued) {
   FakeModel model;
   std::future<std::vector<Prediction>> f;

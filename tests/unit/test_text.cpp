@@ -13,6 +13,14 @@ TEST(Normalize, FullWidthToHalfWidthLowercaseAndWhitespace) {
   EXPECT_EQ(normalize_title(""), "");
 }
 
+TEST(Normalize, DeletesInvisibleCharacters) {
+  // U+001F, U+200B (zero-width space), U+FEFF (BOM), U+0085 (next line, a space; trimmed).
+  EXPECT_EQ(normalize_title("\x1f股票\u200b基金\ufeff\u0085"), "股票基金");
+  EXPECT_EQ(normalize_title("a \x1f b"), "a b");
+  EXPECT_EQ(normalize_title("a\u0085b"), "a b");  // next line is white space, as in BERT's tokenizer
+  EXPECT_EQ(normalize_title("\x7f"), "");
+}
+
 TEST(Normalize, IsIdempotent) {
   const std::string once = normalize_title("Ａｂｃ  中文　ＸＹＺ");
   EXPECT_EQ(normalize_title(once), once);

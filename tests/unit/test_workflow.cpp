@@ -74,11 +74,13 @@ class RecordingModel : public Classifier {
 
 TEST(PredictTitles, BlankTitlesAreAbstainedWithoutAskingTheModel) {
   RecordingModel model;
-  const std::vector<Prediction> p = predict_titles(model, {"", "体育新闻", " \t ", "游戏"});
+  // Nothing visible: empty, white space, the ideographic space, control and format characters.
+  const std::vector<Prediction> p =
+      predict_titles(model, {"", "体育新闻", " \t ", "游戏", "\u3000\u200b\x1f\ufeff"});
   ASSERT_EQ(model.asked.size(), 1u);
   EXPECT_EQ(model.asked[0], (std::vector<std::string>{"体育新闻", "游戏"}));
-  ASSERT_EQ(p.size(), 4u);
-  EXPECT_TRUE(p[0].abstained && p[2].abstained);
+  ASSERT_EQ(p.size(), 5u);
+  EXPECT_TRUE(p[0].abstained && p[2].abstained && p[4].abstained);
   EXPECT_EQ(p[0].label, kUnknownLabel);
   EXPECT_FALSE(p[1].abstained || p[3].abstained);
   EXPECT_EQ(p[1].label, 1);

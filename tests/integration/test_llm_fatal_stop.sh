@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# A fatal reply (402, out of balance) stops an llm run, but the requests already in flight
+# are paid for: the run waits for them, caches their answers and only then fails, so a rerun
+# does not pay for them again.
+source "$(dirname "$0")/lib.sh"
+source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
+
+dir=$(scratch)
+llm_slice "$dir/data" 500            # 20 test titles
+mapfile -t titles < <(cut -f1 "$dir/data/test.txt")
+python3 - "$dir/script.json" "${titles[3]}" <<'PY'
+import json, sys
+json.dump({"*": {"slow": 0.5}, sys.argv[2]: "402"}, open(sys.argv[1], "w"), ensure_ascii=False)
+PY
+start_llm_server "$dir" --truth "$dir/data/test.txt" --classes "$dir/data/class.txt" --script "$dir/script.json"
+common=(--set "base_url=$LLM_URL" --set "cache_path=$dir/cache.sqlite" --set concurrency=6)
+
+# Titles 0-5 go out together; title 3's 402 comes back at once, the other five 0.5 s later.
+expect_exit 1 "$dir/run.err" "$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/model" "${common[@]}"
+assert_contains "$dir/run.err" "HTTP 402"
+assert_contains "$dir/run.err" "waiting for the 5 request(s) in flight"
+assert_eq 6 "$(server_stat "j['requests']")" "requests: nothing new starts after the 402"
+assert_eq 5 "$(cache_rows "$dir/cache.sqlite")" "answers in flight at the stop, kept"
+[[ ! -e "$dir/model" ]] || fail "a bundle was written after a fatal error"
+echo "ok"
