@@ -16,6 +16,7 @@
 
 #include "newscls/error.h"
 #include "serve/api.h"
+#include "serve/guarded_server.h"
 
 namespace newscls::serve {
 namespace {
@@ -26,8 +27,9 @@ constexpr const char* kPrometheus = "text/plain; version=0.0.4; charset=utf-8";
 // Debian's library is compiled with a listen backlog of 5; Linux raises a listening
 // socket's backlog when listen() is called on it again, so many clients can connect at once.
 constexpr int kListenBacklog = 1024;
-constexpr int kKeepAliveSeconds = 2;  // also bounds how long a drain waits for idle connections
+constexpr int kKeepAliveSeconds = 2;
 constexpr std::size_t kKeepAliveRequests = 10000;
+constexpr std::size_t kMaxHeadBytes = 64 * 1024;  // request line and headers (httplib caps a path at 8 KiB)
 
 // What the access log and metrics need about the request this thread is answering:
 // httplib runs pre-routing, the handler and the logger of one request on one thread.
@@ -108,7 +110,7 @@ struct Server::Impl {
   ServeOptions options;
   ModelLoader loader;
   ServeMetrics metrics;
-  httplib::Server http;
+  GuardedServer http;
   std::thread listener;
   int listen_fd = -1;
   mutable std::mutex models_mutex;
@@ -161,6 +163,7 @@ void Server::Impl::configure() {
   http.set_keep_alive_timeout(kKeepAliveSeconds);
   http.set_keep_alive_max_count(kKeepAliveRequests);
   http.set_payload_max_length(options.max_body_bytes);
+  http.set_stream_limits({kMaxHeadBytes, options.max_body_bytes + kMaxHeadBytes});
   http.set_pre_routing_handler([this](const auto& req, auto& res) { return pre_route(req, res); });
   http.set_error_handler(httplib::Server::HandlerWithResponse(
       [this](const httplib::Request& req, httplib::Response& res) { return fill_error(req, res); }));

@@ -1,0 +1,174 @@
+#include "serve/guarded_server.h"
+
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "serve/api.h"
+
+namespace newscls::serve {
+namespace {
+
+// poll() for one event, retried on EINTR: > 0 ready, 0 timed out, < 0 error.
+int wait_for(socket_t sock, short events, int timeout_ms) {
+  pollfd p{sock, events, 0};
+  for (;;) {
+    const int n = ::poll(&p, 1, timeout_ms);
+    if (n >= 0 || errno != EINTR) return n;
+  }
+}
+
+int to_ms(time_t sec, time_t usec) { return static_cast<int>(sec * 1000 + usec / 1000); }
+
+// The numeric address of either end, as httplib reports it in Request::remote_addr.
+void address_of(socket_t sock, bool peer, std::string& ip, int& port) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  auto* a = reinterpret_cast<sockaddr*>(&addr);
+  if ((peer ? ::getpeername(sock, a, &len) : ::getsockname(sock, a, &len)) != 0) return;
+  char host[NI_MAXHOST] = {};
+  char service[NI_MAXSERV] = {};
+  if (::getnameinfo(a, len, host, sizeof host, service, sizeof service, NI_NUMERICHOST | NI_NUMERICSERV) != 0) return;
+  ip = host;
+  port = std::atoi(service);
+}
+
+// A socket stream like httplib's SocketStream (read-ahead buffer, poll with the server's
+// timeouts), which also refuses a request head or a line past the limits.
+class GuardedStream final : public httplib::Stream {
+ public:
+  GuardedStream(socket_t sock, int read_ms, int write_ms, StreamLimits limits)
+      : sock_(sock), read_ms_(read_ms), write_ms_(write_ms), limits_(limits), buffer_(4096) {}
+
+  bool is_readable() const override { return wait_for(sock_, POLLIN, read_ms_) > 0; }
+  bool is_writable() const override { return wait_for(sock_, POLLOUT, write_ms_) > 0 && is_open(); }
+  ssize_t read(char* ptr, size_t size) override;
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!is_writable()) return -1;
+    return ::send(sock_, ptr, size, MSG_NOSIGNAL);
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override { address_of(sock_, true, ip, port); }
+  void get_local_ip_and_port(std::string& ip, int& port) const override { address_of(sock_, false, ip, port); }
+  socket_t socket() const override { return sock_; }
+  bool refused() const { return refused_; }  // a limit was passed: the connection must end
+
+ private:
+  bool is_open() const;
+  bool admit(const char* data, std::size_t n);
+  void refuse_head();
+
+  socket_t sock_;
+  int read_ms_, write_ms_;
+  StreamLimits limits_;
+  std::vector<char> buffer_;
+  std::size_t begin_ = 0, end_ = 0;  // unread bytes in buffer_
+  bool in_head_ = true;
+  std::size_t head_bytes_ = 0;
+  std::size_t line_bytes_ = 0;  // since the last newline
+  char last_ = 0;
+  bool refused_ = false;
+};
+
+// Whether the peer has not closed: nothing to read, or something (not end of file).
+bool GuardedStream::is_open() const {
+  if (wait_for(sock_, POLLIN, 0) <= 0) return true;
+  char c;
+  return ::recv(sock_, &c, 1, MSG_PEEK) > 0;
+}
+
+ssize_t GuardedStream::read(char* ptr, size_t size) {
+  if (refused_) return -1;
+  if (begin_ == end_) {
+    if (!is_readable()) return -1;
+    const ssize_t n = ::recv(sock_, buffer_.data(), buffer_.size(), 0);
+    if (n <= 0) return n;
+    begin_ = 0;
+    end_ = static_cast<std::size_t>(n);
+  }
+  const std::size_t n = std::min(size, end_ - begin_);
+  std::memcpy(ptr, buffer_.data() + begin_, n);
+  begin_ += n;
+  return admit(ptr, n) ? static_cast<ssize_t>(n) : -1;
+}
+
+// Follows what httplib is handed: the head ends at its first empty line ("\r\n").
+bool GuardedStream::admit(const char* data, std::size_t n) {
+  std::size_t i = 0;
+  for (; in_head_ && i < n; ++i) {
+    if (++head_bytes_ > limits_.max_head_bytes) {
+      refuse_head();
+      refused_ = true;
+      return false;
+    }
+    if (data[i] == '\n') {
+      if (line_bytes_ == 1 && last_ == '\r') in_head_ = false;
+      line_bytes_ = 0;
+    } else {
+      ++line_bytes_;
+    }
+    last_ = data[i];
+  }
+  if (i == n) return true;
+  const void* newline = ::memrchr(data + i, '\n', n - i);
+  line_bytes_ = newline ? static_cast<std::size_t>(data + n - static_cast<const char*>(newline) - 1)
+                        : line_bytes_ + (n - i);
+  if (line_bytes_ <= limits_.max_line_bytes) return true;
+  spdlog::warn("serve: closing a connection that sent {} bytes without a newline after the request head",
+               line_bytes_);
+  refused_ = true;
+  return false;
+}
+
+void GuardedStream::refuse_head() {
+  std::string ip;
+  int port = 0;
+  get_remote_ip_and_port(ip, port);
+  spdlog::warn("serve: closed a connection from {}:{} whose request head passed {} bytes", ip, port,
+               limits_.max_head_bytes);
+  const std::string body = error_body("header_too_large", "the request line and headers are over " +
+                                                              std::to_string(limits_.max_head_bytes) + " bytes");
+  const std::string reply = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
+                            "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  write(reply.data(), reply.size());
+}
+
+}  // namespace
+
+// Waits for the next request on a kept-alive connection, in short slices so a stop() (which
+// closes the listening socket) ends idle connections at once.
+bool GuardedServer::wait_for_next_request(socket_t sock) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);
+  while (svr_sock_ != INVALID_SOCKET) {
+    const int ready = wait_for(sock, POLLIN, 50);
+    if (ready != 0) return ready > 0;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+  }
+  return false;
+}
+
+bool GuardedServer::process_and_close_socket(socket_t sock) {
+  bool ok = false;
+  for (std::size_t left = keep_alive_max_count_; left > 0 && wait_for_next_request(sock); --left) {
+    GuardedStream stream(sock, to_ms(read_timeout_sec_, read_timeout_usec_),
+                         to_ms(write_timeout_sec_, write_timeout_usec_), limits_);
+    bool closed = false;
+    ok = process_request(stream, left == 1, closed, nullptr);
+    if (!ok || closed || stream.refused()) break;
+  }
+  ::shutdown(sock, SHUT_RDWR);
+  ::close(sock);
+  return ok;
+}
+
+}  // namespace newscls::serve

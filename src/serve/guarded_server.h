@@ -1,0 +1,39 @@
+// httplib::Server with a bound on what one connection can make it hold before a request is
+// parsed. cpp-httplib 0.11.4 reads a request line, a header line or a chunk-size line into
+// memory however long it is: one client streaming 400 MB with no newline grew the server by
+// 400 MB (64 such connections would take any machine down). This server runs httplib's own
+// request processing over its own socket stream, which refuses
+//   - a request head (request line and headers) over max_head_bytes: it answers 431 and
+//     closes the connection;
+//   - after the head, a run of more than max_line_bytes with no newline (a chunk-size line;
+//     a body is capped by set_payload_max_length already): it closes the connection.
+// Keep-alive, timeouts and graceful stop() behave as httplib's own.
+//
+//   GuardedServer http;
+//   http.set_stream_limits({64 * 1024, max_body_bytes + 64 * 1024});
+//   http.Post(...); http.listen_after_bind();
+#pragma once
+
+#include <cstddef>
+
+#include <httplib.h>
+
+namespace newscls::serve {
+
+struct StreamLimits {
+  std::size_t max_head_bytes = 64 * 1024;
+  std::size_t max_line_bytes = 2 * 1024 * 1024;
+};
+
+class GuardedServer : public httplib::Server {
+ public:
+  void set_stream_limits(StreamLimits limits) { limits_ = limits; }
+
+ private:
+  bool process_and_close_socket(socket_t sock) override;
+  bool wait_for_next_request(socket_t sock) const;
+
+  StreamLimits limits_;
+};
+
+}  // namespace newscls::serve
