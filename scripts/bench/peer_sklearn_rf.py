@@ -4,8 +4,10 @@
 --features jieba (default): the course's classic stage 1, jieba words, TfidfVectorizer's
 defaults, RandomForestClassifier's defaults (min_samples_leaf 1, sqrt features per split).
 
---features char: the same features and forest settings as newscls tfidf-rf's defaults, so the
-comparison is of the forest code alone: the title normalised as newscls does (full-width ASCII
+--features char: the features and forest settings that were newscls tfidf-rf's defaults until
+2026-12-01 (commit 56dd0ff), so that, with newscls run at the same settings (bench_tfidf_rf.sh
+max_features=50000 max_features_per_split=sqrt l2_normalize=true), the comparison is of the
+forest code alone: the title normalised as newscls does (full-width ASCII
 to half-width, U+3000 to a space, ASCII lowercase, whitespace runs folded, trimmed), character
 1-2-grams (grams that are only a space dropped), min_df 2, at most 50,000 features (the most
 frequent), sublinear tf, smoothed idf, L2 rows; min_samples_leaf 3, sqrt features per split.
