@@ -21,7 +21,9 @@ std::string read_file(const std::string& path);
 
 class AtomicOutputFile {
  public:
-  // path "-" writes straight to stdout (nothing to rename).
+  // path "-" writes straight to stdout, and a path naming a device, FIFO or socket
+  // (/dev/null, a pipe) straight to it: nothing to rename. A symbolic link to a file keeps
+  // the link and replaces the file. A directory is an IoError.
   explicit AtomicOutputFile(const std::string& path);
   ~AtomicOutputFile();
   AtomicOutputFile(const AtomicOutputFile&) = delete;
@@ -33,9 +35,10 @@ class AtomicOutputFile {
   void commit();
 
  private:
-  std::string path_, tmp_path_;
+  std::string path_, final_path_, tmp_path_;  // final_path_: path_ with a link resolved
   std::FILE* file_ = nullptr;
-  bool is_stdout_ = false;
+  bool direct_ = false;     // written in place: stdout, a device, FIFO or socket
+  bool owns_file_ = false;  // direct_ to a file we opened (not stdout)
   bool committed_ = false;
 };
 

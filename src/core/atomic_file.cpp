@@ -38,20 +38,40 @@ void write_file_atomic(const std::string& path, std::string_view content) {
   out.commit();
 }
 
-AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(path) {
+AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(path), final_path_(path) {
   if (path == "-") {
     file_ = stdout;
-    is_stdout_ = true;
+    direct_ = true;
     return;
   }
-  tmp_path_ = temp_name(path);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {  // follows a symbolic link
+    if (S_ISDIR(st.st_mode)) throw IoError(path, "is a directory");
+    if (!S_ISREG(st.st_mode)) {
+      // A device, FIFO or socket (/dev/null, /dev/stdout, a pipe): written in place, as a
+      // rename would replace the device itself with a file.
+      file_ = std::fopen(path.c_str(), "wb");
+      if (file_ == nullptr) throw IoError(path, "cannot open: " + errno_text());
+      direct_ = owns_file_ = true;
+      return;
+    }
+    // A link to a file: the file it names is replaced, the link stays.
+    std::error_code ec;
+    if (fs::is_symlink(path, ec)) final_path_ = fs::canonical(path, ec).string();
+    if (ec) throw IoError(path, "cannot resolve the link: " + ec.message());
+  }
+  tmp_path_ = temp_name(final_path_);
   file_ = std::fopen(tmp_path_.c_str(), "wb");
   if (file_ == nullptr) throw IoError(path, "cannot create: " + errno_text());
 }
 
 AtomicOutputFile::~AtomicOutputFile() {
-  if (is_stdout_ || committed_) return;
-  if (file_ != nullptr) std::fclose(file_);
+  if (committed_ || file_ == nullptr) return;
+  if (direct_) {
+    if (owns_file_) std::fclose(file_);
+    return;
+  }
+  std::fclose(file_);
   std::remove(tmp_path_.c_str());
 }
 
@@ -62,8 +82,10 @@ void AtomicOutputFile::write(std::string_view s) {
 }
 
 void AtomicOutputFile::commit() {
-  if (is_stdout_) {
-    if (std::fflush(stdout) != 0) throw IoError("<stdout>", "write failed: " + errno_text());
+  if (direct_) {
+    const bool ok = std::fflush(file_) == 0 && (!owns_file_ || std::fclose(file_) == 0);
+    if (owns_file_) file_ = nullptr;
+    if (!ok) throw IoError(owns_file_ ? path_ : "<stdout>", "write failed: " + errno_text());
     committed_ = true;
     return;
   }
@@ -76,13 +98,13 @@ void AtomicOutputFile::commit() {
     errno = flushed ? errno : saved_errno;
     throw IoError(path_, "write failed: " + errno_text());
   }
-  if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+  if (std::rename(tmp_path_.c_str(), final_path_.c_str()) != 0) {
     const std::string why = errno_text();
     std::remove(tmp_path_.c_str());
     throw IoError(path_, "cannot rename into place: " + why);
   }
   committed_ = true;
-  const fs::path parent = fs::path(path_).parent_path();
+  const fs::path parent = fs::path(final_path_).parent_path();
   sync_path(parent.empty() ? "." : parent.string());  // records the rename itself
 }
 

@@ -215,7 +215,7 @@ PipelineSummary run_pipeline(const PipelineRequest& request) {
     try {
       configs.push_back(build_config(stage, train.config_file, train.overrides));
     } catch (const ConfigError& e) {
-      throw UsageError(e.what());
+      throw UsageError("stage " + stage + ": " + e.what());
     }
   }
   const std::string data_sha256 = request.resume ? data_fingerprint(resolve_data_dir(request.data_dir)) : "";

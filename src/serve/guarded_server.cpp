@@ -20,6 +20,8 @@
 namespace newscls::serve {
 namespace {
 
+thread_local HeadRefusal t_refusal;
+
 // poll() for one event, retried on EINTR: > 0 ready, 0 timed out, < 0 error.
 int wait_for(socket_t sock, short events, int timeout_ms) {
   pollfd p{sock, events, 0};
@@ -55,7 +57,7 @@ class GuardedStream final : public httplib::Stream {
   bool is_writable() const override { return wait_for(sock_, POLLOUT, write_ms_) > 0 && is_open(); }
   ssize_t read(char* ptr, size_t size) override;
   ssize_t write(const char* ptr, size_t size) override {
-    if (!is_writable()) return -1;
+    if (refused_ || !is_writable()) return -1;  // after a refusal httplib would answer 400 too
     return ::send(sock_, ptr, size, MSG_NOSIGNAL);
   }
   void get_remote_ip_and_port(std::string& ip, int& port) const override { address_of(sock_, true, ip, port); }
@@ -141,9 +143,12 @@ void GuardedStream::refuse_head() {
   const std::string reply = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
                             "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   write(reply.data(), reply.size());
+  t_refusal = {true, ip, body.size()};
 }
 
 }  // namespace
+
+const HeadRefusal& head_refusal() { return t_refusal; }
 
 // Waits for the next request on a kept-alive connection, in short slices so a stop() (which
 // closes the listening socket) ends idle connections at once.
@@ -163,6 +168,7 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
     GuardedStream stream(sock, to_ms(read_timeout_sec_, read_timeout_usec_),
                          to_ms(write_timeout_sec_, write_timeout_usec_), limits_);
     bool closed = false;
+    t_refusal = {};
     ok = process_request(stream, left == 1, closed, nullptr);
     if (!ok || closed || stream.refused()) break;
   }

@@ -15,10 +15,21 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include <httplib.h>
 
 namespace newscls::serve {
+
+// A request head refused on this thread (431 sent, the connection closing). httplib still
+// calls the logger for a head cut off among its headers, as a 400 with no address; the access
+// log and metrics read this instead. Reset before each request.
+struct HeadRefusal {
+  bool refused = false;
+  std::string peer;        // the client's address
+  std::size_t reply_bytes = 0;
+};
+const HeadRefusal& head_refusal();
 
 struct StreamLimits {
   std::size_t max_head_bytes = 64 * 1024;

@@ -240,14 +240,19 @@ void Server::Impl::access_log(const httplib::Request& req, const httplib::Respon
   // answered by httplib before pre-routing: 400, 414, 416) leaves its bytes on the wire.
   if (has_body(req) && !g_trace.body_read) g_tainted = {req.remote_addr, req.remote_port};
   const double seconds = g_trace.active ? std::chrono::duration<double>(Clock::now() - g_trace.start).count() : 0.0;
-  metrics.record_request(req.path, res.status, seconds);
+  const HeadRefusal& refusal = head_refusal();  // httplib reports it as a 400 from nowhere
+  const int status = refusal.refused ? 431 : res.status;
+  const std::string& peer = refusal.refused ? refusal.peer : req.remote_addr;
+  const std::size_t bytes = refusal.refused ? refusal.reply_bytes : res.body.size();
+  if (refusal.refused) g_trace.error_code = "header_too_large";
+  metrics.record_request(req.path, status, seconds);
   std::string extra;
   if (!g_trace.model.empty()) extra += " model=" + printable(g_trace.model);
   if (g_trace.titles) extra += " titles=" + std::to_string(g_trace.titles);
   if (!g_trace.error_code.empty()) extra += " error=" + g_trace.error_code;
   if (!g_trace.titles_json.empty()) extra += " " + g_trace.titles_json;
-  spdlog::info("{} \"{} {}\" {} {}B {:.2f}ms{}", req.remote_addr, printable(req.method), printable(req.path),
-               res.status, res.body.size(), seconds * 1000, extra);
+  spdlog::info("{} \"{} {}\" {} {}B {:.2f}ms{}", peer, printable(req.method), printable(req.path),
+               status, bytes, seconds * 1000, extra);
   g_trace = RequestTrace{};
 }
 

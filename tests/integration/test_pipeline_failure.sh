@@ -20,6 +20,6 @@ assert_eq skipped "$(json_get "$dir/run2/pipeline.json" 'j["stages"][1]["status"
 # A mistyped setting is a usage error before any stage runs.
 expect_exit 2 "$dir/err3" "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run3" --stages tfidf-rf,fasttext \
   --set tfidf-rf.n_trees=5 --set fasttext.bogus=1
-assert_contains "$dir/err3" "bogus"
+assert_contains "$dir/err3" "stage fasttext: config key 'bogus'"
 [[ ! -e "$dir/run3/tfidf-rf" ]] || fail "a stage ran before the mistyped setting was refused"
 echo "test_pipeline_failure: ok"

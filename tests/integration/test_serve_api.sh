@@ -165,6 +165,11 @@ assert_contains "$dir/metrics.txt" 'newscls_http_requests_total{path="/v1/classi
 assert_contains "$dir/metrics.txt" 'newscls_http_request_duration_seconds_bucket{path="/v1/classify",le="+Inf"}'
 assert_contains "$dir/metrics.txt" 'newscls_titles_total{model="news"}'
 assert_contains "$dir/metrics.txt" 'newscls_queue_depth{model="news"} 0'
+# The header cut off above is logged and counted as the 431 it got, with its address
+# (httplib reports it as a 400 from nowhere); the endless request line never became a request.
+assert_contains "$dir/server.log" '127.0.0.1 "GET /" 431'
+assert_contains "$dir/server.log" 'error=header_too_large'
+assert_contains "$dir/metrics.txt" 'status="431"} 1'
 stop_server TERM
 
 # --- a full queue answers 503 at once: the first request waits 1.5 s for its batch ---

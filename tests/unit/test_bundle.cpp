@@ -1,10 +1,16 @@
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <thread>
 
 #include "newscls/atomic_file.h"
 #include "newscls/binary_io.h"
@@ -185,6 +191,48 @@ TEST(AtomicFile, InterruptedWriteKeepsThePreviousContent) {
   }
   EXPECT_EQ(read_file(path), "old");
   EXPECT_EQ(std::distance(fs::directory_iterator(fs::path(path).parent_path()), fs::directory_iterator()), 1);
+}
+
+// What arrives through a FIFO until its writer closes it; "" when no writer comes within 10 s.
+std::string read_fifo(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);  // does not wait for a writer
+  std::string out;
+  pollfd p{fd, POLLIN, 0};
+  char buf[256];
+  while (fd >= 0 && ::poll(&p, 1, 10000) > 0) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) out.append(buf, static_cast<std::size_t>(n));
+    if (n == 0) break;  // the writer closed
+  }
+  if (fd >= 0) ::close(fd);
+  return out;
+}
+
+TEST(AtomicFile, AFifoIsWrittenInPlaceNotReplaced) {
+  // As for /dev/null or /dev/stdout: a rename would put a regular file where the device was.
+  const std::string path = testing::scratch_dir() + "/pipe";
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << std::strerror(errno);
+  std::string got;
+  std::thread reader([&] { got = read_fifo(path); });
+  write_file_atomic(path, "through the pipe\n");
+  reader.join();
+  EXPECT_EQ(got, "through the pipe\n");
+  EXPECT_TRUE(fs::is_fifo(path));
+  EXPECT_EQ(std::distance(fs::directory_iterator(fs::path(path).parent_path()), fs::directory_iterator()), 1);
+}
+
+TEST(AtomicFile, ALinkKeepsPointingAtItsReplacedFile) {
+  const std::string dir = testing::scratch_dir();
+  write_file_atomic(dir + "/target.json", "old");
+  fs::create_symlink("target.json", dir + "/link.json");
+  write_file_atomic(dir + "/link.json", "new");
+  EXPECT_TRUE(fs::is_symlink(dir + "/link.json"));
+  EXPECT_EQ(read_file(dir + "/target.json"), "new");
+}
+
+TEST(AtomicFile, ADirectoryIsRefused) {
+  const std::string dir = testing::scratch_dir();
+  EXPECT_NE(error_of([&] { write_file_atomic(dir, "x"); }).find("is a directory"), std::string::npos);
 }
 
 TEST(AtomicFile, FailedDirectoryReplaceRestoresTheOldOneAndKeepsTheRenameError) {
