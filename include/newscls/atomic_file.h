@@ -21,9 +21,10 @@ std::string read_file(const std::string& path);
 
 class AtomicOutputFile {
  public:
-  // path "-" writes straight to stdout, and a path naming a device, FIFO or socket
-  // (/dev/null, a pipe) straight to it: nothing to rename. A symbolic link to a file keeps
-  // the link and replaces the file. A directory is an IoError.
+  // path "-" writes straight to stdout; a device or FIFO (/dev/null, a pipe) or an open
+  // stream (/dev/stdout, /dev/fd/N) is appended to in place: nothing to rename. A symbolic
+  // link (even one naming nothing yet) keeps the link and replaces the file it names. A
+  // directory is an IoError.
   explicit AtomicOutputFile(const std::string& path);
   ~AtomicOutputFile();
   AtomicOutputFile(const AtomicOutputFile&) = delete;
@@ -37,7 +38,7 @@ class AtomicOutputFile {
  private:
   std::string path_, final_path_, tmp_path_;  // final_path_: path_ with a link resolved
   std::FILE* file_ = nullptr;
-  bool direct_ = false;     // written in place: stdout, a device, FIFO or socket
+  bool direct_ = false;     // written in place: stdout, a device, FIFO or open stream
   bool owns_file_ = false;  // direct_ to a file we opened (not stdout)
   bool committed_ = false;
 };

@@ -21,6 +21,34 @@ std::string errno_text() { return std::strerror(errno); }
 
 std::string temp_name(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()); }
 
+// Whether p's folder, its links resolved (/dev/fd is a link to /proc/self/fd), is in /proc.
+bool under_proc(const fs::path& p) {
+  std::error_code ec;
+  const fs::path folder = fs::weakly_canonical(fs::absolute(p, ec).parent_path(), ec);
+  return (folder / "").string().rfind("/proc/", 0) == 0;
+}
+
+// Where a chain of symbolic links ends (the last may name nothing yet), and whether it passes
+// through /proc, whose fd entries are open streams, not files to replace.
+struct LinkTarget {
+  std::string path;
+  bool through_proc = false;
+};
+
+LinkTarget follow_links(const std::string& path) {
+  LinkTarget t{path, under_proc(path)};
+  for (int hops = 0; hops < 40; ++hops) {
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(t.path, ec))) break;
+    fs::path next = fs::read_symlink(t.path, ec);
+    if (ec) break;
+    if (next.is_relative()) next = fs::path(t.path).parent_path() / next;
+    t.path = next.lexically_normal().string();
+    t.through_proc = t.through_proc || under_proc(t.path);
+  }
+  return t;
+}
+
 }  // namespace
 
 std::string read_file(const std::string& path) {
@@ -44,22 +72,20 @@ AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(path), final
     direct_ = true;
     return;
   }
+  const LinkTarget target = follow_links(path);
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) {  // follows a symbolic link
-    if (S_ISDIR(st.st_mode)) throw IoError(path, "is a directory");
-    if (!S_ISREG(st.st_mode)) {
-      // A device, FIFO or socket (/dev/null, /dev/stdout, a pipe): written in place, as a
-      // rename would replace the device itself with a file.
-      file_ = std::fopen(path.c_str(), "wb");
-      if (file_ == nullptr) throw IoError(path, "cannot open: " + errno_text());
-      direct_ = owns_file_ = true;
-      return;
-    }
-    // A link to a file: the file it names is replaced, the link stays.
-    std::error_code ec;
-    if (fs::is_symlink(path, ec)) final_path_ = fs::canonical(path, ec).string();
-    if (ec) throw IoError(path, "cannot resolve the link: " + ec.message());
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) throw IoError(path, "is a directory");
+  if (target.through_proc || (exists && !S_ISREG(st.st_mode))) {
+    // A device or FIFO (/dev/null, a pipe) or an open stream (/dev/stderr is a link to
+    // /proc/self/fd/2): written in place, appended to as a shell's >> would, since a rename
+    // would replace the device, or the log that stderr is redirected to, with a new file.
+    file_ = std::fopen(path.c_str(), "ab");
+    if (file_ == nullptr) throw IoError(path, "cannot open: " + errno_text());
+    direct_ = owns_file_ = true;
+    return;
   }
+  final_path_ = target.path;  // a link keeps pointing at the file it names, which is replaced
   tmp_path_ = temp_name(final_path_);
   file_ = std::fopen(tmp_path_.c_str(), "wb");
   if (file_ == nullptr) throw IoError(path, "cannot create: " + errno_text());
@@ -83,8 +109,11 @@ void AtomicOutputFile::write(std::string_view s) {
 
 void AtomicOutputFile::commit() {
   if (direct_) {
-    const bool ok = std::fflush(file_) == 0 && (!owns_file_ || std::fclose(file_) == 0);
-    if (owns_file_) file_ = nullptr;
+    bool ok = std::fflush(file_) == 0;
+    if (owns_file_) {
+      ok = std::fclose(file_) == 0 && ok;
+      file_ = nullptr;
+    }
     if (!ok) throw IoError(owns_file_ ? path_ : "<stdout>", "write failed: " + errno_text());
     committed_ = true;
     return;

@@ -159,7 +159,11 @@ void RequestEngine::run(const std::vector<std::string>& bodies, const OnResult& 
 
   std::exception_ptr stop;  // set by a throw: nothing new starts, the transfers in flight finish
   while (stop ? queue.busy > 0 : queue.settled < bodies.size()) {
-    check_interrupted();
+    if (stop) {
+      check_interrupted_after(stop);
+    } else {
+      check_interrupted();
+    }
     const auto now = Clock::now();
     while (!queue.waiting.empty() && queue.waiting.top().first <= now) {
       queue.ready.push_back(queue.waiting.top().second);
@@ -179,6 +183,21 @@ void RequestEngine::run(const std::vector<std::string>& bodies, const OnResult& 
     if (timeout > 0) curl_multi_poll(curl_->multi, nullptr, 0, timeout, nullptr);
   }
   if (stop) std::rethrow_exception(stop);
+}
+
+// SIGINT while waiting for the transfers in flight ends the wait, but the error that stopped
+// the run is what the user must learn (a 402, say), so it is logged before the interrupt.
+void RequestEngine::check_interrupted_after(const std::exception_ptr& stop) {
+  try {
+    check_interrupted();
+  } catch (const InterruptedError&) {
+    try {
+      std::rethrow_exception(stop);
+    } catch (const std::exception& e) {
+      spdlog::error("llm: the run had stopped on: {}", e.what());
+    }
+    throw;
+  }
 }
 
 void RequestEngine::stop_starting(Queue& queue) const {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <random>
@@ -70,6 +71,7 @@ class RequestEngine {
   void finish_done(Queue& queue, const OnResult& on_result, const OnGiveUp& on_give_up,
                    EngineCounters& counters, bool stopping);
   void stop_starting(Queue& queue) const;
+  static void check_interrupted_after(const std::exception_ptr& stop);
   static void drain(std::size_t job, const HttpResult& result, const OnResult& on_result);
   void settle(Queue& queue, std::size_t job, const HttpResult& result, const OnResult& on_result,
               const OnGiveUp& on_give_up, EngineCounters& counters);

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -51,7 +52,8 @@ void address_of(socket_t sock, bool peer, std::string& ip, int& port) {
 class GuardedStream final : public httplib::Stream {
  public:
   GuardedStream(socket_t sock, int read_ms, int write_ms, StreamLimits limits)
-      : sock_(sock), read_ms_(read_ms), write_ms_(write_ms), limits_(limits), buffer_(4096) {}
+      : sock_(sock), read_ms_(read_ms), write_ms_(write_ms), limits_(limits), buffer_(4096),
+        head_deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(read_ms)) {}
 
   bool is_readable() const override { return wait_for(sock_, POLLIN, read_ms_) > 0; }
   bool is_writable() const override { return wait_for(sock_, POLLOUT, write_ms_) > 0 && is_open(); }
@@ -68,7 +70,7 @@ class GuardedStream final : public httplib::Stream {
  private:
   bool is_open() const;
   bool admit(const char* data, std::size_t n);
-  void refuse_head();
+  void refuse_head(int status, const char* reason, const std::string& code, const std::string& message);
 
   socket_t sock_;
   int read_ms_, write_ms_;
@@ -79,6 +81,9 @@ class GuardedStream final : public httplib::Stream {
   std::size_t head_bytes_ = 0;
   std::size_t line_bytes_ = 0;  // since the last newline
   char last_ = 0;
+  // The whole head must come within one read timeout, not one per byte: a client trickling
+  // a header line every few seconds would hold a worker thread for good.
+  std::chrono::steady_clock::time_point head_deadline_;
   bool refused_ = false;
 };
 
@@ -107,10 +112,15 @@ ssize_t GuardedStream::read(char* ptr, size_t size) {
 // Follows what httplib is handed: the head ends at its first empty line ("\r\n").
 bool GuardedStream::admit(const char* data, std::size_t n) {
   std::size_t i = 0;
+  if (in_head_ && std::chrono::steady_clock::now() > head_deadline_) {
+    refuse_head(408, "Request Timeout", "request_timeout",
+                "the request line and headers did not arrive within the read timeout");
+    return false;
+  }
   for (; in_head_ && i < n; ++i) {
     if (++head_bytes_ > limits_.max_head_bytes) {
-      refuse_head();
-      refused_ = true;
+      refuse_head(431, "Request Header Fields Too Large", "header_too_large",
+                  "the request line and headers are over " + std::to_string(limits_.max_head_bytes) + " bytes");
       return false;
     }
     if (data[i] == '\n') {
@@ -132,23 +142,24 @@ bool GuardedStream::admit(const char* data, std::size_t n) {
   return false;
 }
 
-void GuardedStream::refuse_head() {
+void GuardedStream::refuse_head(int status, const char* reason, const std::string& code,
+                                const std::string& message) {
   std::string ip;
   int port = 0;
   get_remote_ip_and_port(ip, port);
-  spdlog::warn("serve: closed a connection from {}:{} whose request head passed {} bytes", ip, port,
-               limits_.max_head_bytes);
-  const std::string body = error_body("header_too_large", "the request line and headers are over " +
-                                                              std::to_string(limits_.max_head_bytes) + " bytes");
-  const std::string reply = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
-                            "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  spdlog::warn("serve: {} to {}:{} and closed: {}", status, ip, port, message);
+  const std::string body = error_body(code, message);
+  const std::string reply = "HTTP/1.1 " + std::to_string(status) + " " + reason +
+                            "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
+                            std::to_string(body.size()) + "\r\n\r\n" + body;
   write(reply.data(), reply.size());
-  t_refusal = {true, ip, body.size()};
+  refused_ = true;
+  t_refusal = {true, status, code, ip, body.size()};
 }
 
 }  // namespace
 
-const HeadRefusal& head_refusal() { return t_refusal; }
+HeadRefusal take_head_refusal() { return std::exchange(t_refusal, HeadRefusal{}); }
 
 // Waits for the next request on a kept-alive connection, in short slices so a stop() (which
 // closes the listening socket) ends idle connections at once.
@@ -170,6 +181,8 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
     bool closed = false;
     t_refusal = {};
     ok = process_request(stream, left == 1, closed, nullptr);
+    // A head cut off in its request line never reaches httplib's logger.
+    if (t_refusal.refused && on_unlogged_refusal_) on_unlogged_refusal_(take_head_refusal());
     if (!ok || closed || stream.refused()) break;
   }
   ::shutdown(sock, SHUT_RDWR);

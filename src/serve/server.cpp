@@ -179,6 +179,10 @@ void Server::Impl::configure() {
     send_error(res, 500, "internal", "internal error");
   });
   http.set_logger([this](const auto& req, const auto& res) { access_log(req, res); });
+  http.set_unlogged_refusal_handler([this](const HeadRefusal& r) {
+    metrics.record_request("", r.status, 0.0);
+    spdlog::info("{} \"(request line cut off)\" {} {}B error={}", r.peer, r.status, r.reply_bytes, r.code);
+  });
   http.Post("/v1/classify", [this](const auto& req, auto& res, const auto& reader) { classify(req, res, reader); });
   http.Get("/v1/models", [this](const auto&, auto& res) { models_info(res); });
   http.Get("/healthz", [this](const auto&, auto& res) { health(res); });
@@ -240,11 +244,11 @@ void Server::Impl::access_log(const httplib::Request& req, const httplib::Respon
   // answered by httplib before pre-routing: 400, 414, 416) leaves its bytes on the wire.
   if (has_body(req) && !g_trace.body_read) g_tainted = {req.remote_addr, req.remote_port};
   const double seconds = g_trace.active ? std::chrono::duration<double>(Clock::now() - g_trace.start).count() : 0.0;
-  const HeadRefusal& refusal = head_refusal();  // httplib reports it as a 400 from nowhere
-  const int status = refusal.refused ? 431 : res.status;
+  const HeadRefusal refusal = take_head_refusal();  // httplib reports it as a 400 from nowhere
+  const int status = refusal.refused ? refusal.status : res.status;
   const std::string& peer = refusal.refused ? refusal.peer : req.remote_addr;
   const std::size_t bytes = refusal.refused ? refusal.reply_bytes : res.body.size();
-  if (refusal.refused) g_trace.error_code = "header_too_large";
+  if (refusal.refused) g_trace.error_code = refusal.code;
   metrics.record_request(req.path, status, seconds);
   std::string extra;
   if (!g_trace.model.empty()) extra += " model=" + printable(g_trace.model);

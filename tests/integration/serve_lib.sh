@@ -10,6 +10,7 @@ trap stop_leftover_server EXIT
 start_server() {
   local log=$1 port="" i
   shift
+  : >"$log"  # exists before the first read below (the background job's redirection may come later)
   "$NEWSCLS_BIN" serve --port 0 "$@" 2>"$log" &
   server_pid=$!
   for i in $(seq 600); do

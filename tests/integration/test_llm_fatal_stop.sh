@@ -22,4 +22,24 @@ assert_contains "$dir/run.err" "waiting for the 5 request(s) in flight"
 assert_eq 6 "$(server_stat "j['requests']")" "requests: nothing new starts after the 402"
 assert_eq 5 "$(cache_rows "$dir/cache.sqlite")" "answers in flight at the stop, kept"
 [[ ! -e "$dir/model" ]] || fail "a bundle was written after a fatal error"
+
+# SIGINT during that wait ends it at once (exit 130), but still says why the run had stopped.
+python3 - "$dir/script5.json" "${titles[3]}" <<'PY'
+import json, sys
+json.dump({"*": {"slow": 5}, sys.argv[2]: "402"}, open(sys.argv[1], "w"), ensure_ascii=False)
+PY
+stop_llm_server
+start_llm_server "$dir" --truth "$dir/data/test.txt" --classes "$dir/data/class.txt" --script "$dir/script5.json"
+common=(--set "base_url=$LLM_URL" --set "cache_path=$dir/cache5.sqlite" --set concurrency=6)
+"$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/model" "${common[@]}" 2>"$dir/int.err" &
+pid=$!
+for _ in $(seq 100); do grep -q "waiting for the 5 request" "$dir/int.err" && break; sleep 0.05; done
+kill -INT "$pid"
+set +e
+wait "$pid"
+code=$?
+set -e
+assert_eq 130 "$code" "exit code after SIGINT during the wait"
+assert_contains "$dir/int.err" "the run had stopped on"
+assert_contains "$dir/int.err" "HTTP 402"
 echo "ok"

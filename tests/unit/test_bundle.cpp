@@ -230,6 +230,27 @@ TEST(AtomicFile, ALinkKeepsPointingAtItsReplacedFile) {
   EXPECT_EQ(read_file(dir + "/target.json"), "new");
 }
 
+TEST(AtomicFile, ADanglingLinkGetsItsFileCreated) {
+  const std::string dir = testing::scratch_dir();
+  fs::create_symlink("later.tsv", dir + "/link.tsv");
+  write_file_atomic(dir + "/link.tsv", "new");
+  EXPECT_TRUE(fs::is_symlink(dir + "/link.tsv"));
+  EXPECT_EQ(read_file(dir + "/later.tsv"), "new");
+}
+
+TEST(AtomicFile, AnOpenStreamIsAppendedToNotReplaced) {
+  // --output /dev/stderr with 2>>run.log: /dev/fd/N is a link into /proc to the open file.
+  const std::string log = testing::write_text(testing::scratch_dir() + "/run.log", "precious\n");
+  const int fd = ::open(log.c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(fd, 0);
+  const auto inode = fs::status(log).type();
+  write_file_atomic("/dev/fd/" + std::to_string(fd), "result\n");
+  ::close(fd);
+  EXPECT_EQ(read_file(log), "precious\nresult\n");
+  EXPECT_EQ(fs::status(log).type(), inode);
+  EXPECT_EQ(std::distance(fs::directory_iterator(fs::path(log).parent_path()), fs::directory_iterator()), 1);
+}
+
 TEST(AtomicFile, ADirectoryIsRefused) {
   const std::string dir = testing::scratch_dir();
   EXPECT_NE(error_of([&] { write_file_atomic(dir, "x"); }).find("is a directory"), std::string::npos);
