@@ -42,6 +42,7 @@ trap '[[ -z $server_pid ]] || kill -TERM "$server_pid" 2>/dev/null || true' EXIT
 serve() {
   local log=$1
   shift
+  : >"$log"  # exists before the first read below
   "$NEWSCLS_BIN" serve --port 0 --threads "$THREADS" "$@" 2>"$log" &
   server_pid=$!
   for _ in $(seq 1200); do
