@@ -13,7 +13,6 @@
 #include "newscls/interrupt.h"
 #include "newscls/sha256.h"
 #include "newscls/utf8.h"
-#include "newscls/utf8.h"
 
 namespace newscls {
 namespace {

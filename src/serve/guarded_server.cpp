@@ -154,7 +154,7 @@ void GuardedStream::refuse_head(int status, const char* reason, const std::strin
                             std::to_string(body.size()) + "\r\n\r\n" + body;
   write(reply.data(), reply.size());
   refused_ = true;
-  t_refusal = {true, status, code, ip, body.size()};
+  t_refusal = {status, code, ip, body.size()};
 }
 
 }  // namespace
@@ -182,7 +182,7 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
     t_refusal = {};
     ok = process_request(stream, left == 1, closed, nullptr);
     // A head cut off in its request line never reaches httplib's logger.
-    if (t_refusal.refused && on_unlogged_refusal_) on_unlogged_refusal_(take_head_refusal());
+    if (t_refusal.refused() && on_unlogged_refusal_) on_unlogged_refusal_(take_head_refusal());
     if (!ok || closed || stream.refused()) break;
   }
   ::shutdown(sock, SHUT_RDWR);

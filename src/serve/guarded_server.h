@@ -27,8 +27,8 @@ namespace newscls::serve {
 // closes). httplib still calls the logger for a head cut off among its headers, as a 400 with
 // no address; the access log and metrics take this instead. Reset before each request.
 struct HeadRefusal {
-  bool refused = false;
-  int status = 0;
+  int status = 0;           // 0: none
+  bool refused() const { return status != 0; }
   std::string code;         // the error code of the reply body
   std::string peer;         // the client's address
   std::size_t reply_bytes = 0;

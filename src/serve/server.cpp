@@ -245,10 +245,10 @@ void Server::Impl::access_log(const httplib::Request& req, const httplib::Respon
   if (has_body(req) && !g_trace.body_read) g_tainted = {req.remote_addr, req.remote_port};
   const double seconds = g_trace.active ? std::chrono::duration<double>(Clock::now() - g_trace.start).count() : 0.0;
   const HeadRefusal refusal = take_head_refusal();  // httplib reports it as a 400 from nowhere
-  const int status = refusal.refused ? refusal.status : res.status;
-  const std::string& peer = refusal.refused ? refusal.peer : req.remote_addr;
-  const std::size_t bytes = refusal.refused ? refusal.reply_bytes : res.body.size();
-  if (refusal.refused) g_trace.error_code = refusal.code;
+  const int status = refusal.refused() ? refusal.status : res.status;
+  const std::string& peer = refusal.refused() ? refusal.peer : req.remote_addr;
+  const std::size_t bytes = refusal.refused() ? refusal.reply_bytes : res.body.size();
+  if (refusal.refused()) g_trace.error_code = refusal.code;
   metrics.record_request(req.path, status, seconds);
   std::string extra;
   if (!g_trace.model.empty()) extra += " model=" + printable(g_trace.model);
