@@ -86,6 +86,8 @@ void setup_serve(CLI::App& app) {
   cmd->add_option("--queue", o->queue, "Requests waiting per model before 503")->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
   cmd->add_option("--read-timeout", o->read_timeout_s, "Seconds a client may stay silent mid-request")
       ->capture_default_str()->check(CLI::Range(1, 3600));
+  cmd->add_option("--body-timeout", o->body_timeout_s, "Seconds a request body may take to arrive in full (408 after)")
+      ->capture_default_str()->check(CLI::Range(1, 86400));
   cmd->add_flag("--log-titles", o->log_titles, "Put the titles in the access log (off: logs carry counts only)");
   cmd->callback([o] { run_serve(*o); });
 }

@@ -21,7 +21,7 @@
 namespace newscls::serve {
 namespace {
 
-thread_local HeadRefusal t_refusal;
+thread_local Refusal t_refusal;
 
 // poll() for one event, retried on EINTR: > 0 ready, 0 timed out, < 0 error.
 int wait_for(socket_t sock, short events, int timeout_ms) {
@@ -48,7 +48,7 @@ void address_of(socket_t sock, bool peer, std::string& ip, int& port) {
 }
 
 // A socket stream like httplib's SocketStream (read-ahead buffer, poll with the server's
-// timeouts), which also refuses a request head or a line past the limits.
+// timeouts), which also refuses a request past the limits.
 class GuardedStream final : public httplib::Stream {
  public:
   GuardedStream(socket_t sock, int read_ms, int write_ms, StreamLimits limits)
@@ -70,7 +70,9 @@ class GuardedStream final : public httplib::Stream {
  private:
   bool is_open() const;
   bool admit(const char* data, std::size_t n);
-  void refuse_head(int status, const char* reason, const std::string& code, const std::string& message);
+  bool admit_head(const char* data, std::size_t n, std::size_t& used);
+  bool in_time();
+  void refuse(int status, const char* reason, const std::string& code, const std::string& message);
 
   socket_t sock_;
   int read_ms_, write_ms_;
@@ -81,9 +83,9 @@ class GuardedStream final : public httplib::Stream {
   std::size_t head_bytes_ = 0;
   std::size_t line_bytes_ = 0;  // since the last newline
   char last_ = 0;
-  // The whole head must come within one read timeout, not one per byte: a client trickling
-  // a header line every few seconds would hold a worker thread for good.
-  std::chrono::steady_clock::time_point head_deadline_;
+  // The whole head must come within one read timeout and the body within max_body_time, not
+  // one read timeout per byte: a client trickling would hold a worker thread for good.
+  std::chrono::steady_clock::time_point head_deadline_, body_deadline_;
   bool refused_ = false;
 };
 
@@ -109,41 +111,55 @@ ssize_t GuardedStream::read(char* ptr, size_t size) {
   return admit(ptr, n) ? static_cast<ssize_t>(n) : -1;
 }
 
-// Follows what httplib is handed: the head ends at its first empty line ("\r\n").
-bool GuardedStream::admit(const char* data, std::size_t n) {
-  std::size_t i = 0;
-  if (in_head_ && std::chrono::steady_clock::now() > head_deadline_) {
-    refuse_head(408, "Request Timeout", "request_timeout",
-                "the request line and headers did not arrive within the read timeout");
-    return false;
+bool GuardedStream::in_time() {
+  const auto now = std::chrono::steady_clock::now();
+  if (in_head_ && now > head_deadline_) {
+    refuse(408, "Request Timeout", "request_timeout", "the request line and headers did not arrive within the read timeout");
+  } else if (!in_head_ && now > body_deadline_) {
+    refuse(408, "Request Timeout", "request_timeout",
+           fmt::format("the request body did not arrive within {:g} s of its headers", limits_.max_body_time.count() / 1000.0));
   }
-  for (; in_head_ && i < n; ++i) {
+  return !refused_;
+}
+
+// Counts head bytes up to the first empty line ("\r\n"); used: how many of data were head.
+bool GuardedStream::admit_head(const char* data, std::size_t n, std::size_t& used) {
+  for (used = 0; in_head_ && used < n; ++used) {
     if (++head_bytes_ > limits_.max_head_bytes) {
-      refuse_head(431, "Request Header Fields Too Large", "header_too_large",
-                  "the request line and headers are over " + std::to_string(limits_.max_head_bytes) + " bytes");
+      refuse(431, "Request Header Fields Too Large", "header_too_large",
+             "the request line and headers are over " + std::to_string(limits_.max_head_bytes) + " bytes");
       return false;
     }
-    if (data[i] == '\n') {
-      if (line_bytes_ == 1 && last_ == '\r') in_head_ = false;
+    const char c = data[used];
+    if (c == '\n') {
+      if (line_bytes_ == 1 && last_ == '\r') {
+        in_head_ = false;
+        body_deadline_ = std::chrono::steady_clock::now() + limits_.max_body_time;
+      }
       line_bytes_ = 0;
     } else {
       ++line_bytes_;
     }
-    last_ = data[i];
+    last_ = c;
   }
+  return true;
+}
+
+// Follows what httplib is handed: the head, then the body.
+bool GuardedStream::admit(const char* data, std::size_t n) {
+  std::size_t i = 0;
+  if (!in_time() || !admit_head(data, n, i)) return false;
   if (i == n) return true;
   const void* newline = ::memrchr(data + i, '\n', n - i);
   line_bytes_ = newline ? static_cast<std::size_t>(data + n - static_cast<const char*>(newline) - 1)
                         : line_bytes_ + (n - i);
   if (line_bytes_ <= limits_.max_line_bytes) return true;
-  spdlog::warn("serve: closing a connection that sent {} bytes without a newline after the request head",
-               line_bytes_);
-  refused_ = true;
+  refuse(413, "Payload Too Large", "body_too_large",
+         "the request body sent " + std::to_string(line_bytes_) + " bytes without a newline");
   return false;
 }
 
-void GuardedStream::refuse_head(int status, const char* reason, const std::string& code,
-                                const std::string& message) {
+void GuardedStream::refuse(int status, const char* reason, const std::string& code, const std::string& message) {
   std::string ip;
   int port = 0;
   get_remote_ip_and_port(ip, port);
@@ -159,7 +175,7 @@ void GuardedStream::refuse_head(int status, const char* reason, const std::strin
 
 }  // namespace
 
-HeadRefusal take_head_refusal() { return std::exchange(t_refusal, HeadRefusal{}); }
+Refusal take_refusal() { return std::exchange(t_refusal, Refusal{}); }
 
 // Waits for the next request on a kept-alive connection, in short slices so a stop() (which
 // closes the listening socket) ends idle connections at once.
@@ -182,7 +198,7 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
     t_refusal = {};
     ok = process_request(stream, left == 1, closed, nullptr);
     // A head cut off in its request line never reaches httplib's logger.
-    if (t_refusal.refused() && on_unlogged_refusal_) on_unlogged_refusal_(take_head_refusal());
+    if (t_refusal.refused() && on_unlogged_refusal_) on_unlogged_refusal_(take_refusal());
     if (!ok || closed || stream.refused()) break;
   }
   ::shutdown(sock, SHUT_RDWR);

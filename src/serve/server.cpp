@@ -163,7 +163,7 @@ void Server::Impl::configure() {
   http.set_keep_alive_timeout(kKeepAliveSeconds);
   http.set_keep_alive_max_count(kKeepAliveRequests);
   http.set_payload_max_length(options.max_body_bytes);
-  http.set_stream_limits({kMaxHeadBytes, options.max_body_bytes + kMaxHeadBytes});
+  http.set_stream_limits({kMaxHeadBytes, options.max_body_bytes + kMaxHeadBytes, std::chrono::seconds(options.body_timeout_s)});
   http.set_pre_routing_handler([this](const auto& req, auto& res) { return pre_route(req, res); });
   http.set_error_handler(httplib::Server::HandlerWithResponse(
       [this](const httplib::Request& req, httplib::Response& res) { return fill_error(req, res); }));
@@ -179,7 +179,7 @@ void Server::Impl::configure() {
     send_error(res, 500, "internal", "internal error");
   });
   http.set_logger([this](const auto& req, const auto& res) { access_log(req, res); });
-  http.set_unlogged_refusal_handler([this](const HeadRefusal& r) {
+  http.set_unlogged_refusal_handler([this](const Refusal& r) {
     metrics.record_request("", r.status, 0.0);
     spdlog::info("{} \"(request line cut off)\" {} {}B error={}", r.peer, r.status, r.reply_bytes, r.code);
   });
@@ -244,7 +244,7 @@ void Server::Impl::access_log(const httplib::Request& req, const httplib::Respon
   // answered by httplib before pre-routing: 400, 414, 416) leaves its bytes on the wire.
   if (has_body(req) && !g_trace.body_read) g_tainted = {req.remote_addr, req.remote_port};
   const double seconds = g_trace.active ? std::chrono::duration<double>(Clock::now() - g_trace.start).count() : 0.0;
-  const HeadRefusal refusal = take_head_refusal();  // httplib reports it as a 400 from nowhere
+  const Refusal refusal = take_refusal();  // httplib reports it as a 400 from nowhere, or the handler's status
   const int status = refusal.refused() ? refusal.status : res.status;
   const std::string& peer = refusal.refused() ? refusal.peer : req.remote_addr;
   const std::size_t bytes = refusal.refused() ? refusal.reply_bytes : res.body.size();

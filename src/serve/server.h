@@ -38,6 +38,7 @@ struct ServeOptions {
   std::size_t max_titles = 1024;          // per request
   std::size_t queue = 256;                // requests waiting per model before 503
   int read_timeout_s = 5;                 // a client silent this long mid-request is dropped
+  int body_timeout_s = 30;                // a body must arrive within this long of its head
   bool log_titles = false;
 };
 

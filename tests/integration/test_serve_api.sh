@@ -15,7 +15,7 @@ cut -f1 "$tiny/test.txt" >"$dir/titles.txt"
 titles_json=$(python3 -c "import json,sys; print(json.dumps(open(sys.argv[1],encoding='utf-8').read().splitlines(), ensure_ascii=False))" "$dir/titles.txt")
 
 start_server "$dir/server.log" --model-dir "$dir/news/" --max-batch 4 --max-wait-ms 300 \
-  --max-titles 50 --max-body-bytes 4096 --read-timeout 1 --threads 1
+  --max-titles 50 --max-body-bytes 4096 --read-timeout 1 --body-timeout 2 --threads 1
 
 # --- endpoints ---
 call 200 "$dir/health.json" GET /healthz
@@ -111,12 +111,12 @@ assert_eq 200 "$(cat "$dir/range.code")" "Range on POST"
 assert_eq 1 "$(json_get "$dir/range.json" "len(j['results'])")" "whole answer despite Range"
 
 # --- a request head, or a chunk-size line, that never ends is cut off: the server stops
-# reading (431 for the head) long before it has buffered what the client sends ---
+# reading (431 for the head, 413 for the body) long before it has buffered what the client sends ---
 python3 - "${base#http://127.0.0.1:}" <<'PY' || fail "an endless line was buffered"
 import socket, sys
 port = int(sys.argv[1])
 chunked = b"POST /v1/classify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-for start, fill, answer in ((b"GET /", b"a", b"431"), (b"GET / HTTP/1.1\r\nX-Long: ", b"b", b"431"), (chunked, b"0", None)):
+for start, fill, answer in ((b"GET /", b"a", b"431"), (b"GET / HTTP/1.1\r\nX-Long: ", b"b", b"431"), (chunked, b"0", b"413")):
     s = socket.create_connection(("127.0.0.1", port))
     s.settimeout(10)
     s.sendall(start)
@@ -128,37 +128,45 @@ for start, fill, answer in ((b"GET /", b"a", b"431"), (b"GET / HTTP/1.1\r\nX-Lon
     except (BrokenPipeError, ConnectionResetError):
         pass
     assert sent < 16 << 20, (start, sent)
-    if answer:
-        try:
-            assert s.recv(4096).startswith(b"HTTP/1.1 " + answer), start
-        except ConnectionResetError:
-            pass  # the reset of unread bytes may overtake the answer
+    try:
+        assert s.recv(4096).startswith(b"HTTP/1.1 " + answer), start
+    except ConnectionResetError:
+        pass  # the reset of unread bytes may overtake the answer
 PY
 assert_contains "$dir/server.log" "431 to 127.0.0.1"
 call 200 "$dir/health2.json" GET /healthz
 
 # --- a head trickled in a line at a time, each within --read-timeout (1 s here), must still
-# arrive whole within it: 408 and closed, not a worker held for as long as the client likes ---
-python3 - "${base#http://127.0.0.1:}" <<'PY' || fail "a trickled head held the connection"
+# arrive whole within it, and a body within --body-timeout (2 s here) of its head: 408 and
+# closed, not a worker held for as long as the client likes (a byte of the body's declared 100
+# every 0.4 s would take 40 s) ---
+python3 - "${base#http://127.0.0.1:}" <<'PY' || fail "a trickled request held the connection"
 import socket, sys, time
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.settimeout(0.05)
-s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
-start, data = time.time(), b""
-while time.time() - start < 6:
-    try:
-        s.sendall(b"X-Slow: 1\r\n")
-        chunk = s.recv(4096)
-        if not chunk:
+
+def trickle(start_bytes, piece, within, reason):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    s.settimeout(0.05)
+    s.sendall(start_bytes)
+    start, data = time.time(), b""
+    while time.time() - start < within + 5:
+        try:
+            s.sendall(piece)
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        except socket.timeout:
+            pass
+        except (BrokenPipeError, ConnectionResetError):
             break
-        data += chunk
-    except socket.timeout:
-        pass
-    except (BrokenPipeError, ConnectionResetError):
-        break
-    time.sleep(0.4)
-assert time.time() - start < 3, time.time() - start
-assert data.startswith(b"HTTP/1.1 408"), data[:80]
+        time.sleep(0.4)
+    assert time.time() - start < within + 2, (reason, time.time() - start)
+    assert data.startswith(b"HTTP/1.1 408"), data[:80]
+    assert reason in data, data
+
+trickle(b"GET /healthz HTTP/1.1\r\nHost: x\r\n", b"X-Slow: 1\r\n", 1, b"headers did not arrive")
+trickle(b"POST /v1/classify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n",
+        b" ", 2, b"request body did not arrive within 2 s")
 PY
 
 # --- a stalled client is dropped after --read-timeout and holds up nobody meanwhile ---
@@ -185,7 +193,7 @@ assert_contains "$dir/server.log" '"GET /v1/classify" 405'
 if grep -qF "$(head -n 1 "$dir/titles.txt")" "$dir/server.log"; then fail "a title reached the access log"; fi
 call 200 "$dir/metrics.txt" GET /metrics
 assert_contains "$dir/metrics.txt" 'newscls_http_requests_total{path="/v1/classify",status="200"}'
-assert_contains "$dir/metrics.txt" 'newscls_http_requests_total{path="/v1/classify",status="413"} 4'
+assert_contains "$dir/metrics.txt" 'newscls_http_requests_total{path="/v1/classify",status="413"} 5'
 assert_contains "$dir/metrics.txt" 'newscls_http_request_duration_seconds_bucket{path="/v1/classify",le="+Inf"}'
 assert_contains "$dir/metrics.txt" 'newscls_titles_total{model="news"}'
 assert_contains "$dir/metrics.txt" 'newscls_queue_depth{model="news"} 0'
@@ -196,6 +204,7 @@ assert_contains "$dir/server.log" '127.0.0.1 "GET /" 431'
 assert_contains "$dir/server.log" '127.0.0.1 "(request line cut off)" 431'
 assert_contains "$dir/server.log" 'error=header_too_large'
 assert_contains "$dir/server.log" '"GET /healthz" 408'
+assert_contains "$dir/server.log" '"POST /v1/classify" 408'
 assert_eq 2 "$(awk '/^newscls_http_requests_total.*status="431"/ {n += $2} END {print n}' "$dir/metrics.txt")" "431s counted"
 stop_server TERM
 
