@@ -47,12 +47,21 @@ void address_of(socket_t sock, bool peer, std::string& ip, int& port) {
   port = std::atoi(service);
 }
 
+// Bytes read from the socket and not yet handed to httplib. Kept across a connection's
+// requests: a client may send its next request with the last one (pipelining), and a buffer
+// per request would drop it.
+struct ReadAhead {
+  std::vector<char> bytes = std::vector<char>(4096);
+  std::size_t begin = 0, end = 0;
+  bool empty() const { return begin == end; }
+};
+
 // A socket stream like httplib's SocketStream (read-ahead buffer, poll with the server's
 // timeouts), which also refuses a request past the limits.
 class GuardedStream final : public httplib::Stream {
  public:
-  GuardedStream(socket_t sock, int read_ms, int write_ms, StreamLimits limits)
-      : sock_(sock), read_ms_(read_ms), write_ms_(write_ms), limits_(limits), buffer_(4096),
+  GuardedStream(socket_t sock, int read_ms, int write_ms, StreamLimits limits, ReadAhead& ahead)
+      : sock_(sock), read_ms_(read_ms), write_ms_(write_ms), limits_(limits), ahead_(ahead),
         head_deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(read_ms)) {}
 
   bool is_readable() const override { return wait_for(sock_, POLLIN, read_ms_) > 0; }
@@ -77,8 +86,7 @@ class GuardedStream final : public httplib::Stream {
   socket_t sock_;
   int read_ms_, write_ms_;
   StreamLimits limits_;
-  std::vector<char> buffer_;
-  std::size_t begin_ = 0, end_ = 0;  // unread bytes in buffer_
+  ReadAhead& ahead_;
   bool in_head_ = true;
   std::size_t head_bytes_ = 0;
   std::size_t line_bytes_ = 0;  // since the last newline
@@ -98,16 +106,16 @@ bool GuardedStream::is_open() const {
 
 ssize_t GuardedStream::read(char* ptr, size_t size) {
   if (refused_) return -1;
-  if (begin_ == end_) {
+  if (ahead_.empty()) {
     if (!is_readable()) return -1;
-    const ssize_t n = ::recv(sock_, buffer_.data(), buffer_.size(), 0);
+    const ssize_t n = ::recv(sock_, ahead_.bytes.data(), ahead_.bytes.size(), 0);
     if (n <= 0) return n;
-    begin_ = 0;
-    end_ = static_cast<std::size_t>(n);
+    ahead_.begin = 0;
+    ahead_.end = static_cast<std::size_t>(n);
   }
-  const std::size_t n = std::min(size, end_ - begin_);
-  std::memcpy(ptr, buffer_.data() + begin_, n);
-  begin_ += n;
+  const std::size_t n = std::min(size, ahead_.end - ahead_.begin);
+  std::memcpy(ptr, ahead_.bytes.data() + ahead_.begin, n);
+  ahead_.begin += n;
   return admit(ptr, n) ? static_cast<ssize_t>(n) : -1;
 }
 
@@ -177,9 +185,11 @@ void GuardedStream::refuse(int status, const char* reason, const std::string& co
 
 Refusal take_refusal() { return std::exchange(t_refusal, Refusal{}); }
 
-// Waits for the next request on a kept-alive connection, in short slices so a stop() (which
-// closes the listening socket) ends idle connections at once.
-bool GuardedServer::wait_for_next_request(socket_t sock) const {
+// Waits for the next request on a kept-alive connection (at once when its bytes are already
+// read), in short slices so a stop() (which closes the listening socket) ends idle
+// connections at once.
+bool GuardedServer::wait_for_next_request(socket_t sock, bool buffered) const {
+  if (buffered) return svr_sock_ != INVALID_SOCKET;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);
   while (svr_sock_ != INVALID_SOCKET) {
     const int ready = wait_for(sock, POLLIN, 50);
@@ -191,9 +201,10 @@ bool GuardedServer::wait_for_next_request(socket_t sock) const {
 
 bool GuardedServer::process_and_close_socket(socket_t sock) {
   bool ok = false;
-  for (std::size_t left = keep_alive_max_count_; left > 0 && wait_for_next_request(sock); --left) {
+  ReadAhead ahead;
+  for (std::size_t left = keep_alive_max_count_; left > 0 && wait_for_next_request(sock, !ahead.empty()); --left) {
     GuardedStream stream(sock, to_ms(read_timeout_sec_, read_timeout_usec_),
-                         to_ms(write_timeout_sec_, write_timeout_usec_), limits_);
+                         to_ms(write_timeout_sec_, write_timeout_usec_), limits_, ahead);
     bool closed = false;
     t_refusal = {};
     ok = process_request(stream, left == 1, closed, nullptr);

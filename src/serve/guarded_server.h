@@ -9,7 +9,8 @@
 //     byte every few seconds would hold a worker thread for days): 408;
 //   - after the head, a run of more than max_line_bytes with no newline (a chunk-size line
 //     or a body past max_body_bytes, whose cap httplib checks only at the line's end): 413.
-// Keep-alive, timeouts and graceful stop() behave as httplib's own.
+// Keep-alive, timeouts and graceful stop() behave as httplib's own; a pipelined request (sent
+// before the previous answer) is answered in turn, where httplib 0.11 drops it.
 //
 //   GuardedServer http;
 //   http.set_stream_limits({64 * 1024, max_body_bytes + 64 * 1024, std::chrono::seconds(30)});
@@ -53,7 +54,7 @@ class GuardedServer : public httplib::Server {
 
  private:
   bool process_and_close_socket(socket_t sock) override;
-  bool wait_for_next_request(socket_t sock) const;
+  bool wait_for_next_request(socket_t sock, bool buffered) const;
 
   StreamLimits limits_;
   std::function<void(const Refusal&)> on_unlogged_refusal_;

@@ -104,6 +104,23 @@ for head, first in ((b"POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\
     assert statuses[0] == first and statuses[1:] == [b"400"], statuses
     assert b"connection_tainted" in data, data
 PY
+# --- pipelining: requests sent together on one connection are each answered, in order ---
+python3 - "${base#http://127.0.0.1:}" <<'PY' || fail "a pipelined request was lost"
+import re, socket, sys
+body = '{"titles": ["足球联赛 主队获胜"]}'.encode()
+post = b"POST /v1/classify HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.settimeout(5)
+s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" + post + b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+data = b""
+while True:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    data += chunk
+assert re.findall(rb"HTTP/1\.1 (\d{3}) ", data) == [b"200"] * 3, data
+assert b'"results"' in data and b'"models"' in data, data
+PY
 # Range is ignored on POST: the whole classify answer comes back.
 curl -s -o "$dir/range.json" -w '%{http_code}' -H 'Range: bytes=0-20' -H 'Content-Type: application/json' \
   --data-binary '{"titles": ["足球联赛 主队获胜"]}' "$base/v1/classify" >"$dir/range.code"
