@@ -45,8 +45,8 @@ void setup_attention(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "attention", "Write attention weights of each input title as i.json, i.npy and i.html (families with attention)");
   add_model_dir_option(*cmd, o->model_dir);
-  cmd->add_option("--input", o->input, "Titles, one per line (title<TAB>label accepted; - = stdin)")->required();
-  cmd->add_option("--out", o->out_dir, "Directory for the dumps")->required();
+  cmd->add_option("--input", o->input, "Titles, one per line (title<TAB>label accepted; - = stdin)")->required()->check(non_empty_path());
+  cmd->add_option("--out", o->out_dir, "Directory for the dumps")->required()->check(non_empty_path());
   cmd->add_option("--limit", o->limit, "Only the first N titles (0 = all)")->capture_default_str();
   add_threads_option(*cmd, o->threads);
   cmd->callback([o] { run_attention(*o); });

@@ -33,7 +33,7 @@ void setup_compress(CLI::App& app) {
   add_model_dir_option(*cmd, o->model_dir);
   cmd->add_option("--method", o->method, "Compression method of the bundle's family (e.g. prune, quantize, distill)")
       ->required();
-  cmd->add_option("--out", o->out_dir, "Bundle directory to write (compression.json goes inside)")->required();
+  cmd->add_option("--out", o->out_dir, "Bundle directory to write (compression.json goes inside)")->required()->check(non_empty_path());
   cmd->add_option("--set", o->overrides, "Set one of the method's settings, key=value (repeatable)");
   cmd->add_option("--teacher", o->teacher_dirs,
                   "Distillation: a bundle whose probabilities the student learns (repeatable; averaged; "

@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "commands.h"
 #include "common_options.h"
@@ -9,13 +10,20 @@ namespace newscls::app {
 
 namespace {
 
+std::string fixed4(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4f", v);
+  return buf;
+}
+
 // Abstention and cascade figures, when the run has them.
 void print_eval_extras(const nlohmann::json& report) {
   if (report.contains("abstention")) {
     const auto& a = report["abstention"];
-    std::printf("\nmin score %.4g: coverage %.4f (%zu of %zu answered), accuracy on answered %.4f\n",
+    const std::string accuracy = a["accuracy_answered"].is_null() ? "n/a" : fixed4(a["accuracy_answered"].get<double>());
+    std::printf("\nmin score %.9g: coverage %.4f (%zu of %zu answered), accuracy on answered %s\n",
                 a["min_score"].get<double>(), a["coverage"].get<double>(), a["answered"].get<std::size_t>(),
-                a["count"].get<std::size_t>(), a["accuracy_answered"].get<double>());
+                a["count"].get<std::size_t>(), accuracy.c_str());
   }
   if (report.contains("stages")) {
     std::printf("\nstage           answered  share    accuracy\n");
@@ -42,10 +50,11 @@ void setup_eval(CLI::App& app) {
   cmd->add_option("--split", r->split, "Split of the data directory")
       ->capture_default_str()
       ->check(CLI::IsMember({"test", "dev", "train"}));
-  cmd->add_option("--input", r->input, "A labelled file (title<TAB>label_id) instead of a split");
+  cmd->add_option("--input", r->input, "A labelled file (title<TAB>label_id) instead of a split")->check(non_empty_path());
   cmd->add_option("--out", r->out,
                   "metrics.json path (default: <model-dir>/metrics.json); confusion.svg and "
-                  "predictions.tsv go next to it");
+                  "predictions.tsv go next to it")
+      ->check(non_empty_path());
   add_seed_option(*cmd, r->seed);
   add_threads_option(*cmd, r->threads);
   add_skip_bad_lines_option(*cmd, r->skip_bad_lines);
@@ -53,9 +62,8 @@ void setup_eval(CLI::App& app) {
                   "Write attention heatmaps of the first N titles into attention/ next to metrics "
                   "(families with attention)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--min-score", r->min_score,
-                  "Also report coverage and accuracy of the titles whose calibrated top score is at least this")
-      ->check(CLI::Range(0.0, 1.0));
+  add_min_score_option(*cmd, r->min_score,
+                       "Also report coverage and accuracy of the titles whose calibrated top score is at least this");
   cmd->add_flag("--fit-calibration", r->fit_calibration,
                 "Fit the temperature on dev (--split dev) and store it in the bundle (for bundles trained without it)");
   cmd->add_flag("--uncalibrated", r->uncalibrated, "Ignore the bundle's calibration (to compare before and after)");

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.h"
+#include "common_options.h"
 #include "newscls/encoder_workflow.h"
 
 namespace newscls::app {
@@ -14,7 +15,7 @@ void setup_import_hf(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "import-hf", "Turn a Hugging Face BERT folder (config.json, vocab.txt, model.safetensors) into a bundle");
   cmd->add_option("--model-dir", r->model_dir, "The Hugging Face folder (save_pretrained's output)")->required();
-  cmd->add_option("--out", r->out_dir, "Bundle directory to write")->required();
+  cmd->add_option("--out", r->out_dir, "Bundle directory to write")->required()->check(non_empty_path());
   cmd->callback([r] {
     const nlohmann::json facts = import_checkpoint(*r);
     spdlog::info("imported {} into {}", r->model_dir, r->out_dir);

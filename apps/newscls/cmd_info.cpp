@@ -19,13 +19,10 @@ void setup_info(CLI::App& app) {
     // The family must exist and check the bundle as fully as loading it would.
     verify_bundle(bundle);
     nlohmann::json j = manifest_to_json(bundle.manifest());
-    std::uintmax_t total = 0;
     for (auto& [name, payload] : j["payloads"].items()) {
-      const std::uintmax_t bytes = std::filesystem::file_size(bundle.payload_path(name));
-      payload["bytes"] = bytes;
-      total += bytes;
+      payload["bytes"] = std::filesystem::file_size(bundle.payload_path(name));
     }
-    j["bundle_bytes"] = total;
+    j["bundle_bytes"] = bundle.total_bytes();  // a cascade's members included
     j["verified"] = true;
     std::printf("%s\n", j.dump(2).c_str());
   });

@@ -14,7 +14,7 @@ void setup_pipeline(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "pipeline", "Train and evaluate every stage in order into one run folder, then write report.md and report.html");
   add_data_option(*cmd, r->data_dir);
-  cmd->add_option("--out", r->out_dir, "Run folder (default: runs/<timestamp>)");
+  cmd->add_option("--out", r->out_dir, "Run folder (default: runs/<timestamp>)")->check(non_empty_path());
   cmd->add_option("--stages", r->stages, "Comma-separated stages, in the order to run")
       ->delimiter(',')
       ->check(CLI::IsMember(known_families()));

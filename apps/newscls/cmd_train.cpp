@@ -15,7 +15,7 @@ void setup_train(CLI::App& app) {
       ->required()
       ->check(CLI::IsMember(known_families()));
   add_data_option(*cmd, request->data_dir);
-  cmd->add_option("--out", request->out_dir, "Bundle directory to write (default: runs/<model>)");
+  cmd->add_option("--out", request->out_dir, "Bundle directory to write (default: runs/<model>)")->check(non_empty_path());
   cmd->add_option("--config", request->config_file, "JSON file overriding the model's default config");
   cmd->add_option("--set", request->overrides, "Override one config key, key=value (repeatable)");
   add_seed_option(*cmd, request->seed);

@@ -1,6 +1,15 @@
 #include "common_options.h"
 
+#include <charconv>
+#include <cstdlib>
+
 namespace newscls::app {
+
+const CLI::Validator& non_empty_path() {
+  static const CLI::Validator v([](std::string& s) { return s.empty() ? std::string("an empty path") : std::string(); },
+                                "PATH");
+  return v;
+}
 
 void add_data_option(CLI::App& cmd, std::string& data_dir) {
   cmd.add_option("--data", data_dir,
@@ -8,8 +17,30 @@ void add_data_option(CLI::App& cmd, std::string& data_dir) {
                  "(default: $NEWSCLS_DATA, else data/thucnews, else ../shared/data/thucnews)");
 }
 
+// CLI11 reads "-1" into an unsigned as 2^64-1 and clamps what overflows: digits only.
 void add_seed_option(CLI::App& cmd, std::uint64_t& seed) {
-  cmd.add_option("--seed", seed, "Random seed")->capture_default_str();
+  const CLI::Validator digits(
+      [](std::string& s) -> std::string {
+        std::uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return "a whole number from 0 to 2^64-1 expected";
+        return {};
+      },
+      "UINT64");
+  cmd.add_option("--seed", seed, "Random seed")->capture_default_str()->check(digits);
+}
+
+// A score in [0, 1]; NaN passes CLI::Range (every comparison with it is false).
+void add_min_score_option(CLI::App& cmd, double& min_score, const std::string& help) {
+  const CLI::Validator score(
+      [](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (s.empty() || *end != '\0' || !(v >= 0.0 && v <= 1.0)) return "a score from 0 to 1 expected";
+        return {};
+      },
+      "[0 - 1]");
+  cmd.add_option("--min-score", min_score, help)->check(score);
 }
 
 void add_threads_option(CLI::App& cmd, int& threads) {

@@ -10,8 +10,12 @@
 
 namespace newscls::app {
 
+// A path option given as "": refused, not read as "the default" (eval --out "" wrote into
+// the bundle) or as a file named "".
+const CLI::Validator& non_empty_path();
 void add_data_option(CLI::App& cmd, std::string& data_dir);
 void add_seed_option(CLI::App& cmd, std::uint64_t& seed);
+void add_min_score_option(CLI::App& cmd, double& min_score, const std::string& help);
 void add_threads_option(CLI::App& cmd, int& threads);
 void add_skip_bad_lines_option(CLI::App& cmd, bool& skip);
 void add_model_dir_option(CLI::App& cmd, std::string& model_dir);

@@ -1,6 +1,7 @@
 // newscls: classify Chinese news titles with four model families of rising cost and power.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -32,6 +33,21 @@ int report(const newscls::Error& e) {
   }
 }
 
+// The first word that is not a global option, when it names no subcommand: CLI11 would only
+// say "A subcommand is required".
+const char* unknown_subcommand(CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--log-level") {
+      ++i;
+    } else if (arg.empty() || arg[0] != '-') {
+      const auto subs = app.get_subcommands([&arg](const CLI::App* s) { return s->get_name() == arg; });
+      return subs.empty() ? argv[i] : nullptr;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,6 +71,10 @@ int main(int argc, char** argv) {
   newscls::app::setup_embed(app);
   newscls::app::setup_compress(app);
   newscls::install_interrupt_handlers();
+  if (const char* word = unknown_subcommand(app, argc, argv)) {
+    std::fprintf(stderr, "error: '%s' is no newscls subcommand; `newscls --help` lists them\n", word);
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -68,6 +68,9 @@ class Bundle {
   // The manifest alone, checked as open checks it, without hashing the payloads (for a
   // caller that only needs what it lists, such as their sizes).
   static Manifest read_manifest(const std::string& dir);
+  // Bytes of the payloads, the bundles nested in it included (a cascade carries copies of
+  // its members). Nested manifests are read, not verified: their owner verifies them on load.
+  std::uintmax_t total_bytes() const;
   const Manifest& manifest() const { return manifest_; }
   const std::string& dir() const { return dir_; }
   // Throws ModelFormatError when the manifest lists no such payload.

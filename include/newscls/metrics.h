@@ -25,6 +25,7 @@ constexpr int kUnknownLabel = -1;
 struct ClassMetrics {
   double precision = 0, recall = 0, f1 = 0;
   std::size_t support = 0;
+  std::size_t predicted = 0;  // titles given this class
 };
 
 // One equal-width bin of top scores: how sure the model said it was, how often it was right.
@@ -72,7 +73,10 @@ struct Metrics {
   std::vector<std::string> labels;
   std::size_t count = 0;
   double accuracy = 0;
+  // Over the classes that occur in the truth or the predictions (as scikit-learn's default):
+  // a class absent from a small or one-sided file would count as 0 and say nothing.
   double macro_precision = 0, macro_recall = 0, macro_f1 = 0;
+  int macro_classes = 0;
   std::vector<ClassMetrics> per_class;
   // rows = true label, columns = predicted label; one extra column counts unknown replies.
   std::vector<std::vector<std::size_t>> confusion;

@@ -59,4 +59,7 @@ std::vector<std::string> stage_names(const Manifest& manifest);
 // control characters; UTF-8 kept as is: the caller has checked it).
 void append_json_string(std::string& out, std::string_view s);
 
+// A title as one TSV field: tabs, carriage returns and newlines become spaces.
+std::string tsv_field(std::string s);
+
 }  // namespace newscls

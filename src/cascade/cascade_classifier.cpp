@@ -54,6 +54,24 @@ std::string resolve_member(const std::string& dir, const std::string& work_dir) 
                                    "or set members=DIR,DIR[,DIR]");
 }
 
+void check_distinct(const std::vector<std::string>& dirs) {
+  for (std::size_t i = 0; i < dirs.size(); ++i) {
+    for (std::size_t k = 0; k < i; ++k) {
+      std::error_code ec;
+      if (fs::equivalent(dirs[i], dirs[k], ec)) throw ConfigError("members", dirs[i] + " is listed twice");
+    }
+  }
+}
+
+// A member's folder as cascade.json names it: inside the bundle ("members/0"), never above it.
+std::string member_dir(const Bundle& bundle, const std::string& path, const std::string& name) {
+  const fs::path p(name);
+  const bool inside = p.is_relative() && !p.empty() &&
+                      std::none_of(p.begin(), p.end(), [](const fs::path& part) { return part == ".." || part == "."; });
+  if (!inside) throw ModelFormatError(path, "member folder '" + name + "' is not inside the bundle");
+  return bundle.dir() + "/" + name;
+}
+
 // A member's model; after the first, loaded in the background when the bundle is loaded
 // (LibTorch's start-up overlaps with the first member's work) and waited for on first use.
 struct Member {
@@ -122,6 +140,9 @@ void CascadeClassifier::open_members(const std::vector<std::string>& dirs, const
     if (labels != nullptr && bundle.manifest().labels != *labels) {
       throw ConfigError("members", dir + " was trained on other labels than the data");
     }
+    if (bundle.manifest().family == "cascade") {
+      throw ConfigError("members", dir + " is a cascade itself: list its members instead");
+    }
     Member m{dir, bundle.manifest().family, nullptr, {}};
     if (in_background && !members_.empty()) {
       m.loading = std::async(std::launch::async, [b = std::move(bundle)] { return load_classifier(b); });
@@ -165,9 +186,14 @@ MemberAnswers CascadeClassifier::answers_on(Member& m, const Dataset& dev, std::
 }
 
 nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
-  std::vector<std::string> dirs = split_members(config_["members"].get<std::string>());
+  const std::string list = config_["members"].get<std::string>();
+  std::vector<std::string> dirs = split_members(list);
   if (dirs.size() < 2 || dirs.size() > 3) throw ConfigError("members", "expected 2 or 3 bundle directories, comma-separated");
+  if (std::count(list.begin(), list.end(), ',') + 1 != static_cast<std::ptrdiff_t>(dirs.size())) {
+    throw ConfigError("members", "an empty entry in '" + list + "'");
+  }
   for (std::string& dir : dirs) dir = resolve_member(dir, ctx.work_dir);
+  check_distinct(dirs);
   open_members(dirs, &ctx.labels->names);
   std::vector<MemberAnswers> dev;
   std::vector<std::vector<float>> joint;
@@ -244,7 +270,7 @@ void CascadeClassifier::load(const Bundle& bundle) {
     thresholds_ = j.at("thresholds").get<std::vector<double>>();
     std::vector<std::string> dirs;
     for (const auto& m : j.at("members")) {
-      dirs.push_back(bundle.dir() + "/" + m.at("dir").get<std::string>());
+      dirs.push_back(member_dir(bundle, path, m.at("dir").get<std::string>()));
       check_member_manifest(path, m, dirs.back());
     }
     if (dirs.size() < 2 || thresholds_.size() + 1 != dirs.size()) throw ModelFormatError(path, "members and thresholds do not match");

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "newscls/atomic_file.h"
@@ -74,7 +75,11 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
   m.family = require(j, "family", T::string, origin).get<std::string>();
   for (const auto& label : require(j, "labels", T::array, origin)) {
     if (!label.is_string()) throw ModelFormatError(origin, "manifest labels must be strings");
-    m.labels.push_back(label.get<std::string>());
+    const std::string name = label.get<std::string>();
+    if (name.empty() || std::find(m.labels.begin(), m.labels.end(), name) != m.labels.end()) {
+      throw ModelFormatError(origin, "manifest label '" + name + "' is empty or listed twice");
+    }
+    m.labels.push_back(name);
   }
   if (m.labels.size() < 2) throw ModelFormatError(origin, "manifest lists fewer than 2 labels");
   m.config = require(j, "config", T::object, origin);
@@ -157,6 +162,27 @@ Bundle Bundle::open(const std::string& dir) {
     }
   }
   return bundle;
+}
+
+namespace {
+
+std::uintmax_t payload_bytes(const fs::path& dir, const Manifest& manifest) {
+  std::uintmax_t bytes = 0;
+  for (const auto& [name, sha] : manifest.payloads) bytes += fs::file_size(dir / name);
+  return bytes;
+}
+
+}  // namespace
+
+// Nested manifests are not verified: hashing tens of megabytes again only to count them would
+// slow every report.
+std::uintmax_t Bundle::total_bytes() const {
+  std::uintmax_t bytes = payload_bytes(dir_, manifest_);
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir_)) {
+    if (!e.is_directory() || !fs::exists(e.path() / "manifest.json")) continue;
+    bytes += payload_bytes(e.path(), read_manifest(e.path().string()));
+  }
+  return bytes;
 }
 
 std::string Bundle::payload_path(const std::string& name) const {

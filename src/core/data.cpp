@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -70,10 +71,21 @@ LabelSet read_class_file(const std::string& path) {
   std::ifstream in = open_for_reading(path);
   LabelSet labels;
   std::string line;
+  std::size_t first_blank = 0;  // blank lines may end the file, not split it: ids are line numbers
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     clean_line(line, number);
-    if (is_blank_title(line)) continue;
+    if (is_blank_title(line)) {
+      if (first_blank == 0) first_blank = number;
+      continue;
+    }
+    if (first_blank != 0) {
+      throw DataError(path, first_blank, "blank line among the class names (a class's id is its line number, from 0)");
+    }
     if (!is_valid_utf8(line)) throw DataError(path, number, "class name is not valid UTF-8");
+    const std::u32string chars = decode_utf8(line);
+    if (std::any_of(chars.begin(), chars.end(), is_invisible_char)) {
+      throw DataError(path, number, "class name holds a tab or another control or format character");
+    }
     if (labels.id_of(line) >= 0) throw DataError(path, number, "duplicate class name '" + line + "'");
     labels.names.push_back(line);
   }

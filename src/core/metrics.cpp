@@ -20,6 +20,7 @@ ClassMetrics class_metrics(const Metrics& m, int c) {
   for (std::size_t v : m.confusion[c]) actual += v;  // the unknown column counts as a miss
   ClassMetrics out;
   out.support = actual;
+  out.predicted = predicted;
   out.precision = ratio(true_positive, predicted);
   out.recall = ratio(true_positive, actual);
   const double sum = out.precision + out.recall;
@@ -62,9 +63,17 @@ Metrics compute_metrics(const std::vector<int>& truth, const std::vector<int>& p
   m.accuracy = ratio(correct, m.count);
   for (int c = 0; c < k; ++c) {
     m.per_class.push_back(class_metrics(m, c));
-    m.macro_precision += m.per_class.back().precision / k;
-    m.macro_recall += m.per_class.back().recall / k;
-    m.macro_f1 += m.per_class.back().f1 / k;
+    const ClassMetrics& cm = m.per_class.back();
+    if (cm.support == 0 && cm.predicted == 0) continue;
+    ++m.macro_classes;
+    m.macro_precision += cm.precision;
+    m.macro_recall += cm.recall;
+    m.macro_f1 += cm.f1;
+  }
+  if (m.macro_classes > 0) {
+    m.macro_precision /= m.macro_classes;
+    m.macro_recall /= m.macro_classes;
+    m.macro_f1 /= m.macro_classes;
   }
   return m;
 }
@@ -160,6 +169,7 @@ nlohmann::json to_json(const Metrics& m) {
           {"macro_precision", m.macro_precision},
           {"macro_recall", m.macro_recall},
           {"macro_f1", m.macro_f1},
+          {"macro_classes", m.macro_classes},
           {"unknown", m.unknown},
           {"per_class", per_class},
           {"confusion", {{"rows", m.labels}, {"columns", columns}, {"matrix", m.confusion}}},
@@ -182,7 +192,11 @@ nlohmann::json to_json(const Metrics& m) {
 std::string format_metrics_table(const Metrics& m) {
   std::string out;
   out += "titles " + std::to_string(m.count) + "   accuracy " + fixed(m.accuracy, 4) + "   macro P/R/F1 " +
-         fixed(m.macro_precision, 4) + " / " + fixed(m.macro_recall, 4) + " / " + fixed(m.macro_f1, 4) + "\n";
+         fixed(m.macro_precision, 4) + " / " + fixed(m.macro_recall, 4) + " / " + fixed(m.macro_f1, 4);
+  if (m.macro_classes < static_cast<int>(m.labels.size())) {
+    out += " (over the " + std::to_string(m.macro_classes) + " classes present)";
+  }
+  out += "\n";
   out += "wall " + fixed(m.wall_seconds, 2) + " s   " + fixed(m.titles_per_second, 0) + " titles/s";
   if (m.unknown > 0) out += "   unknown replies " + std::to_string(m.unknown);
   if (m.calibration.count > 0) {

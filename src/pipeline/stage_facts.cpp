@@ -21,25 +21,6 @@ std::vector<std::string> split_tabs(const std::string& line) {
   return fields;
 }
 
-std::uintmax_t payload_bytes(const fs::path& dir, const Manifest& manifest) {
-  std::uintmax_t bytes = 0;
-  for (const auto& [name, sha] : manifest.payloads) bytes += fs::file_size(dir / name);
-  return bytes;
-}
-
-// The payloads of the bundle and of the bundles nested in it (a bundle that carries copies of
-// others, as a cascade carries its members, is as large as all of them). A nested bundle's
-// manifest is read, not verified: its owner verifies it when it loads, and hashing tens of
-// megabytes again only to count them would slow every report.
-std::uintmax_t bundle_bytes(const Bundle& bundle) {
-  std::uintmax_t bytes = payload_bytes(bundle.dir(), bundle.manifest());
-  for (const fs::directory_entry& e : fs::recursive_directory_iterator(bundle.dir())) {
-    if (!e.is_directory() || !fs::exists(e.path() / "manifest.json")) continue;
-    bytes += payload_bytes(e.path(), Bundle::read_manifest(e.path().string()));
-  }
-  return bytes;
-}
-
 std::map<std::size_t, StagePrediction> read_predictions(const std::string& path) {
   std::map<std::size_t, StagePrediction> out;
   std::ifstream in(path);
@@ -64,7 +45,7 @@ StageFacts read_stage_facts(const StageResult& result, const std::string& run_di
     facts.metrics = nlohmann::json::parse(read_file(facts.dir + "/metrics.json"));
     facts.has_metrics = true;
     const Bundle bundle = Bundle::open(facts.dir);
-    facts.bundle_bytes = bundle_bytes(bundle);
+    facts.bundle_bytes = bundle.total_bytes();
     facts.confusion_svg = read_file(facts.dir + "/confusion.svg");
     facts.predictions = read_predictions(facts.dir + "/predictions.tsv");
     if (fs::exists(facts.dir + "/compression.json")) {

@@ -12,6 +12,7 @@
 #include "newscls/config.h"
 #include "newscls/error.h"
 #include "newscls/interrupt.h"
+#include "newscls/predict_output.h"
 #include "newscls/registry.h"
 #include "newscls/progress.h"
 #include "newscls/stopwatch.h"
@@ -27,11 +28,6 @@ std::string running_accuracy(std::size_t correct, std::size_t done) {
   return buf;
 }
 
-std::string one_line(std::string s) {
-  std::replace(s.begin(), s.end(), '\t', ' ');
-  return s;
-}
-
 std::string predictions_tsv(const EvalOutcome& outcome, const Dataset& data, const LabelSet& labels) {
   std::string out = "index\ttrue\tpredicted\tscore\ttitle\n";
   for (std::size_t k = 0; k < outcome.indices.size(); ++k) {
@@ -41,7 +37,7 @@ std::string predictions_tsv(const EvalOutcome& outcome, const Dataset& data, con
     std::snprintf(score, sizeof score, "%.6f", p.score);
     out += std::to_string(outcome.indices[k]) + "\t" + labels.names[truth] + "\t" +
            (p.label == kUnknownLabel ? std::string("unknown") : labels.names[p.label]) + "\t" + score + "\t" +
-           one_line(data.titles[outcome.indices[k]]) + "\n";
+           tsv_field(data.titles[outcome.indices[k]]) + "\n";
   }
   return out;
 }
@@ -217,8 +213,10 @@ LabelSet labels_for(const Bundle& bundle, const EvalRequest& r) {
 }
 
 nlohmann::json abstention_json(const SelectiveMetrics& s) {
+  // With nothing answered there is no accuracy to report: null, not 0.
+  const nlohmann::json accuracy = s.answered > 0 ? nlohmann::json(s.accuracy_answered) : nlohmann::json();
   return {{"min_score", s.min_score}, {"answered", s.answered}, {"count", s.count}, {"coverage", s.coverage},
-          {"accuracy_answered", s.accuracy_answered}};
+          {"accuracy_answered", accuracy}};
 }
 
 void dump_attention_of(Classifier& model, const Dataset& data, const EvalOutcome& outcome, std::size_t n,

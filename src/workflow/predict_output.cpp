@@ -18,6 +18,13 @@ void append_score(std::string& out, float v) {
 
 }  // namespace
 
+std::string tsv_field(std::string s) {
+  for (char& c : s) {
+    if (c == '\t' || c == '\r' || c == '\n') c = ' ';
+  }
+  return s;
+}
+
 void append_json_string(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
@@ -109,9 +116,7 @@ void PredictionFormatter::append_result_object(std::string& out, const Predictio
 
 void PredictionFormatter::append(std::string& out, const std::string& title, const Prediction& p) {
   if (format_ == PredictionFormat::kTsv) {
-    std::string one_line = title;
-    std::replace(one_line.begin(), one_line.end(), '\t', ' ');
-    out += one_line;
+    out += tsv_field(title);
     out += '\t';
     const bool known = p.label >= 0 && static_cast<std::size_t>(p.label) < labels_.size();
     if (!abstains(p)) out += known ? labels_[p.label] : std::string("unknown");

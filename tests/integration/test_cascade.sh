@@ -29,6 +29,13 @@ assert_contains "$dir/combine.err" "combine"
 "$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/cascade" \
   --set "members=$dir/src/ft,$dir/src/llm" --set last_share=0.15 >/dev/null 2>"$dir/cascade.err" ||
   { cat "$dir/cascade.err"; fail "cascade train"; }
+# Members must be distinct bundles, none of them a cascade (a nested one was copied without
+# its own members), with no empty entry.
+for members in "$dir/src/ft,,$dir/src/llm" "$dir/src/ft,$dir/src/ft/" "$dir/cascade,$dir/src/llm"; do
+  expect_exit 1 "$dir/members.err" "$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/bad" --set "members=$members"
+  grep -qE "empty entry|listed twice|is a cascade itself" "$dir/members.err" || { cat "$dir/members.err"; fail "members=$members"; }
+done
+[[ ! -e "$dir/bad" ]] || fail "a refused cascade was written"
 m="$dir/cascade/manifest.json"
 assert_eq cascade "$(json_get "$m" "j['family']")" "family"
 assert_eq True "$(json_get "$m" "j['training']['dev_shares'][1] <= 0.15")" "dev share reaching the LLM"
@@ -63,6 +70,28 @@ assert len(lines) == 50 and all(p["stage"] in ("fasttext", "llm") for p in lines
 PY
 "$NEWSCLS_BIN" info --model-dir "$dir/cascade" >"$dir/info.out" || fail "info"
 assert_contains "$dir/info.out" "cascade"
+# Its size counts the members' payloads, not cascade.json alone.
+python3 - "$dir/info.out" "$dir/cascade" <<'PY' || fail "info bundle_bytes"
+import json, os, sys
+info, total = json.load(open(sys.argv[1])), 0
+for root, _, files in os.walk(sys.argv[2]):
+    if "manifest.json" in files:
+        total += sum(os.path.getsize(os.path.join(root, p)) for p in json.load(open(os.path.join(root, "manifest.json")))["payloads"])
+assert info["bundle_bytes"] == total and total > 1000, (info["bundle_bytes"], total)
+PY
+# cascade.json may not point outside its bundle, even with its checksum made right.
+cp -r "$dir/cascade" "$dir/escape"
+python3 - "$dir/escape" <<'PY'
+import hashlib, json, sys
+d = sys.argv[1]
+c = json.load(open(f"{d}/cascade.json")); c["members"][0]["dir"] = "../other_ft"; c["members"][0].pop("manifest_sha256")
+open(f"{d}/cascade.json", "w").write(json.dumps(c))
+m = json.load(open(f"{d}/manifest.json"))
+m["payloads"]["cascade.json"]["sha256"] = hashlib.sha256(open(f"{d}/cascade.json", "rb").read()).hexdigest()
+json.dump(m, open(f"{d}/manifest.json", "w"))
+PY
+expect_exit 1 "$dir/escape.err" "$NEWSCLS_BIN" info --model-dir "$dir/escape"
+assert_contains "$dir/escape.err" "member folder '../other_ft' is not inside the bundle"
 # A member swapped for another valid bundle is refused, naming the cascade's payload and the member.
 cp -r "$dir/cascade" "$dir/swapped"
 rm -rf "$dir/swapped/members/0" && cp -r "$dir/other_ft" "$dir/swapped/members/0"

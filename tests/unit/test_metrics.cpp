@@ -29,6 +29,18 @@ TEST(Metrics, HandComputedCaseWithUnknown) {
   EXPECT_EQ(m.confusion, confusion);
 }
 
+// Class c occurs in neither truth nor predictions: it is left out of the macro averages (as
+// scikit-learn's default); b, predicted but never true, counts with F1 0.
+TEST(Metrics, MacroAveragesSkipClassesAbsentFromTruthAndPredictions) {
+  const LabelSet labels{{"a", "b", "c"}};
+  const Metrics m = compute_metrics({0, 0, 0}, {0, 0, 1}, labels);
+  EXPECT_EQ(m.macro_classes, 2);
+  EXPECT_NEAR(m.macro_f1, (0.8 + 0.0) / 2.0, 1e-12);
+  EXPECT_NEAR(m.macro_recall, (2.0 / 3.0 + 0.0) / 2.0, 1e-12);
+  EXPECT_NE(format_metrics_table(m).find("(over the 2 classes present)"), std::string::npos);
+  EXPECT_EQ(to_json(m)["macro_classes"].get<int>(), 2);
+}
+
 TEST(Metrics, JsonAndTableCarryTheNumbers) {
   const LabelSet labels{{"体育", "b"}};
   const Metrics m = compute_metrics({0, 1}, {0, 0}, labels);

@@ -50,8 +50,8 @@ TEST(PredictionFormatter, UnknownAnswerAndTsv) {
 
   PredictionFormatter tsv(kLabels, PredictionFormat::kTsv, 3);
   out.clear();
-  tsv.append(out, "a\tb", example());
-  EXPECT_EQ(out, "a b\tsports\t0.7\n");
+  tsv.append(out, "a\tb\rc", example());  // a bare carriage return would start a new row for some readers
+  EXPECT_EQ(out, "a b c\tsports\t0.7\n");
   EXPECT_THROW(parse_prediction_format("csv"), UsageError);
 }
 
