@@ -19,9 +19,38 @@
 #include "serve/api.h"
 
 namespace newscls::serve {
+
+// Bytes read from the socket and not yet handed to httplib. Kept across a connection's
+// requests: a client may send its next request with the last one (pipelining), and a buffer
+// per request would drop it.
+struct ReadAhead {
+  std::vector<char> bytes = std::vector<char>(4096);
+  std::size_t begin = 0, end = 0;
+  bool empty() const { return begin == end; }
+  // One recv() into the emptied buffer: its result.
+  ssize_t fill(socket_t sock) {
+    const ssize_t n = ::recv(sock, bytes.data(), bytes.size(), 0);
+    begin = 0;
+    end = n > 0 ? static_cast<std::size_t>(n) : 0;
+    return n;
+  }
+  void skip_blank_lines(int& budget) {
+    while (!empty() && budget > 0 && (bytes[begin] == '\r' || bytes[begin] == '\n')) ++begin, --budget;
+  }
+};
+
 namespace {
 
 thread_local Refusal t_refusal;
+thread_local bool t_close_after_response = false;
+
+// Stray empty lines skipped before a request line: RFC 9112 2.2 asks a server to ignore at
+// least one (a client may end a POST body with CRLF); httplib answers each with a 400.
+constexpr int kMaxBlankBytesBeforeRequest = 4;
+// Unread bytes at close() make the kernel send a reset, which can destroy an answer still on
+// its way: they are read away first, within these bounds.
+constexpr std::size_t kMaxDrainBytes = 256 * 1024;
+constexpr int kMaxDrainMs = 1000;
 
 // poll() for one event, retried on EINTR: > 0 ready, 0 timed out, < 0 error.
 int wait_for(socket_t sock, short events, int timeout_ms) {
@@ -47,14 +76,18 @@ void address_of(socket_t sock, bool peer, std::string& ip, int& port) {
   port = std::atoi(service);
 }
 
-// Bytes read from the socket and not yet handed to httplib. Kept across a connection's
-// requests: a client may send its next request with the last one (pipelining), and a buffer
-// per request would drop it.
-struct ReadAhead {
-  std::vector<char> bytes = std::vector<char>(4096);
-  std::size_t begin = 0, end = 0;
-  bool empty() const { return begin == end; }
-};
+// Reads away what the client still sends (it may be mid-body), within the drain bounds.
+void drain(socket_t sock) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kMaxDrainMs);
+  char sink[4096];
+  for (std::size_t total = 0; total < kMaxDrainBytes;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || wait_for(sock, POLLIN, static_cast<int>(left.count())) <= 0) return;
+    const ssize_t n = ::recv(sock, sink, sizeof sink, 0);
+    if (n <= 0) return;
+    total += static_cast<std::size_t>(n);
+  }
+}
 
 // A socket stream like httplib's SocketStream (read-ahead buffer, poll with the server's
 // timeouts), which also refuses a request past the limits.
@@ -78,6 +111,7 @@ class GuardedStream final : public httplib::Stream {
 
  private:
   bool is_open() const;
+  bool wait_readable() const;
   bool admit(const char* data, std::size_t n);
   bool admit_head(const char* data, std::size_t n, std::size_t& used);
   bool in_time();
@@ -107,16 +141,25 @@ bool GuardedStream::is_open() const {
 ssize_t GuardedStream::read(char* ptr, size_t size) {
   if (refused_) return -1;
   if (ahead_.empty()) {
-    if (!is_readable()) return -1;
-    const ssize_t n = ::recv(sock_, ahead_.bytes.data(), ahead_.bytes.size(), 0);
+    if (!wait_readable()) {
+      in_time();  // a client gone silent past its deadline gets the 408
+      return -1;
+    }
+    const ssize_t n = ahead_.fill(sock_);
     if (n <= 0) return n;
-    ahead_.begin = 0;
-    ahead_.end = static_cast<std::size_t>(n);
   }
   const std::size_t n = std::min(size, ahead_.end - ahead_.begin);
   std::memcpy(ptr, ahead_.bytes.data() + ahead_.begin, n);
   ahead_.begin += n;
   return admit(ptr, n) ? static_cast<ssize_t>(n) : -1;
+}
+
+// Waits a read timeout at most, and no longer than the head's or the body's deadline.
+bool GuardedStream::wait_readable() const {
+  const auto deadline = in_head_ ? head_deadline_ : body_deadline_;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  const int ms = static_cast<int>(std::clamp<long long>(left.count() + 1, 0, read_ms_));
+  return wait_for(sock_, POLLIN, ms) > 0;
 }
 
 bool GuardedStream::in_time() {
@@ -185,11 +228,11 @@ void GuardedStream::refuse(int status, const char* reason, const std::string& co
 
 Refusal take_refusal() { return std::exchange(t_refusal, Refusal{}); }
 
-// Waits for the next request on a kept-alive connection (at once when its bytes are already
-// read), in short slices so a stop() (which closes the listening socket) ends idle
-// connections at once.
-bool GuardedServer::wait_for_next_request(socket_t sock, bool buffered) const {
-  if (buffered) return svr_sock_ != INVALID_SOCKET;
+void close_after_response() { t_close_after_response = true; }
+
+// Waits for the next request on a kept-alive connection, in short slices so a stop() (which
+// closes the listening socket) ends idle connections at once.
+bool GuardedServer::wait_for_next_request(socket_t sock) const {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);
   while (svr_sock_ != INVALID_SOCKET) {
     const int ready = wait_for(sock, POLLIN, 50);
@@ -199,18 +242,33 @@ bool GuardedServer::wait_for_next_request(socket_t sock, bool buffered) const {
   return false;
 }
 
+// Until the first byte of the next request is read ahead (already, when it came with the
+// last one), past a few stray empty lines.
+bool GuardedServer::next_request(socket_t sock, ReadAhead& ahead) const {
+  for (int blank_budget = kMaxBlankBytesBeforeRequest;;) {
+    ahead.skip_blank_lines(blank_budget);
+    if (!ahead.empty()) return svr_sock_ != INVALID_SOCKET;
+    if (!wait_for_next_request(sock) || ahead.fill(sock) <= 0) return false;
+  }
+}
+
 bool GuardedServer::process_and_close_socket(socket_t sock) {
   bool ok = false;
   ReadAhead ahead;
-  for (std::size_t left = keep_alive_max_count_; left > 0 && wait_for_next_request(sock, !ahead.empty()); --left) {
+  for (std::size_t left = keep_alive_max_count_; left > 0 && next_request(sock, ahead); --left) {
     GuardedStream stream(sock, to_ms(read_timeout_sec_, read_timeout_usec_),
                          to_ms(write_timeout_sec_, write_timeout_usec_), limits_, ahead);
     bool closed = false;
     t_refusal = {};
+    t_close_after_response = false;
     ok = process_request(stream, left == 1, closed, nullptr);
     // A head cut off in its request line never reaches httplib's logger.
     if (t_refusal.refused() && on_unlogged_refusal_) on_unlogged_refusal_(take_refusal());
-    if (!ok || closed || stream.refused()) break;
+    if (!ok || closed || stream.refused() || t_close_after_response) break;
+  }
+  if (!ahead.empty() || wait_for(sock, POLLIN, 0) > 0) {
+    ::shutdown(sock, SHUT_WR);
+    drain(sock);
   }
   ::shutdown(sock, SHUT_RDWR);
   ::close(sock);

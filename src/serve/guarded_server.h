@@ -10,7 +10,9 @@
 //   - after the head, a run of more than max_line_bytes with no newline (a chunk-size line
 //     or a body past max_body_bytes, whose cap httplib checks only at the line's end): 413.
 // Keep-alive, timeouts and graceful stop() behave as httplib's own; a pipelined request (sent
-// before the previous answer) is answered in turn, where httplib 0.11 drops it.
+// before the previous answer) is answered in turn, where httplib 0.11 drops it, and a stray
+// empty line before a request is skipped. On close, what the client still sends is read away
+// for a moment first, so the reset of unread bytes does not overtake the last answer.
 //
 //   GuardedServer http;
 //   http.set_stream_limits({64 * 1024, max_body_bytes + 64 * 1024, std::chrono::seconds(30)});
@@ -40,6 +42,13 @@ struct Refusal {
 };
 Refusal take_refusal();  // and clears it
 
+// From the logger: close this thread's connection once the response is written. httplib 0.11
+// keeps a connection open whatever the response's "Connection: close" says, and would read
+// an unread body's bytes as the next request.
+void close_after_response();
+
+struct ReadAhead;
+
 struct StreamLimits {
   std::size_t max_head_bytes = 64 * 1024;
   std::size_t max_line_bytes = 2 * 1024 * 1024;
@@ -54,7 +63,8 @@ class GuardedServer : public httplib::Server {
 
  private:
   bool process_and_close_socket(socket_t sock) override;
-  bool wait_for_next_request(socket_t sock, bool buffered) const;
+  bool wait_for_next_request(socket_t sock) const;
+  bool next_request(socket_t sock, ReadAhead& ahead) const;
 
   StreamLimits limits_;
   std::function<void(const Refusal&)> on_unlogged_refusal_;

@@ -42,18 +42,6 @@ struct RequestTrace {
 };
 thread_local RequestTrace g_trace;  // per thread, reset for every request
 
-// A connection whose request body was left unread. httplib 0.11.4 keeps a connection open
-// whatever the response's "Connection: close" says, and would read the body's bytes as the
-// next request (request smuggling behind a proxy that reuses connections). httplib serves a
-// connection on one thread from start to end, so the thread remembers it by peer address and
-// answers anything more on it with 400, never routing it.
-struct TaintedConnection {
-  std::string addr;
-  int port = -1;
-  bool matches(const httplib::Request& req) const { return port == req.remote_port && addr == req.remote_addr; }
-};
-thread_local TaintedConnection g_tainted;
-
 struct Route {
   std::set<std::string> methods;
 };
@@ -165,6 +153,10 @@ void Server::Impl::configure() {
   http.set_payload_max_length(options.max_body_bytes);
   http.set_stream_limits({kMaxHeadBytes, options.max_body_bytes + kMaxHeadBytes, std::chrono::seconds(options.body_timeout_s)});
   http.set_pre_routing_handler([this](const auto& req, auto& res) { return pre_route(req, res); });
+  // "Expect: 100-continue": refuse before inviting a body that would be refused anyway.
+  http.set_expect_100_continue_handler([this](const auto& req, auto& res) {
+    return pre_route(req, res) == httplib::Server::HandlerResponse::Handled ? res.status : 100;
+  });
   http.set_error_handler(httplib::Server::HandlerWithResponse(
       [this](const httplib::Request& req, httplib::Response& res) { return fill_error(req, res); }));
   http.set_exception_handler([](const auto&, auto& res, std::exception_ptr ep) {
@@ -195,12 +187,6 @@ httplib::Server::HandlerResponse Server::Impl::pre_route(const httplib::Request&
   g_trace = RequestTrace{};
   g_trace.active = true;
   g_trace.start = Clock::now();
-  if (g_tainted.matches(req)) {
-    send_error_and_close(res, 400, "connection_tainted",
-                         "an earlier request's body on this connection was not read; open a new connection");
-    return httplib::Server::HandlerResponse::Handled;
-  }
-  g_tainted = {};  // another connection: the tainted one has ended
   // RFC 9110 14.2: Range is defined for GET only; a server ignores it elsewhere (httplib
   // would cut a classify response to the range).
   if (req.method != "GET") const_cast<httplib::Request&>(req).ranges.clear();
@@ -240,9 +226,12 @@ httplib::Server::HandlerResponse Server::Impl::fill_error(const httplib::Request
 }
 
 void Server::Impl::access_log(const httplib::Request& req, const httplib::Response& res) {
-  // Runs after the response is written. A body left unread (refused, sent with a GET, or
-  // answered by httplib before pre-routing: 400, 414, 416) leaves its bytes on the wire.
-  if (has_body(req) && !g_trace.body_read) g_tainted = {req.remote_addr, req.remote_port};
+  // Runs after the response is written. The connection ends after a body left unread
+  // (refused, or sent with a GET), whose bytes would be read as the next request (request
+  // smuggling behind a proxy that reuses connections), and after a response httplib made
+  // before pre-routing (400, 414, ...: the rest of that request is unknown).
+  const bool unread_body = has_body(req) && !g_trace.body_read;
+  if (!g_trace.active || unread_body || res.get_header_value("Connection") == "close") close_after_response();
   const double seconds = g_trace.active ? std::chrono::duration<double>(Clock::now() - g_trace.start).count() : 0.0;
   const Refusal refusal = take_refusal();  // httplib reports it as a 400 from nowhere, or the handler's status
   const int status = refusal.refused() ? refusal.status : res.status;
