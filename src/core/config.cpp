@@ -1,6 +1,9 @@
 #include "newscls/config.h"
 
 #include <cmath>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "newscls/atomic_file.h"
 #include "newscls/error.h"
@@ -48,11 +51,23 @@ void merge_config(nlohmann::json& config, const nlohmann::json& overrides, const
 
 void merge_config_file(nlohmann::json& config, const std::string& path) {
   nlohmann::json file_config;
+  // A key given twice in one object: JSON parsers keep the last silently, and which one the
+  // user meant is unknown.
+  std::vector<std::set<std::string>> keys;
+  const auto no_repeated_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::object_start) keys.emplace_back();
+    if (event == nlohmann::json::parse_event_t::object_end) keys.pop_back();
+    if (event == nlohmann::json::parse_event_t::key && !keys.back().insert(parsed.get<std::string>()).second) {
+      throw IoError(path, "key '" + parsed.get<std::string>() + "' appears twice");
+    }
+    return true;
+  };
   try {
-    file_config = nlohmann::json::parse(read_file(path));
+    file_config = nlohmann::json::parse(read_file(path), no_repeated_keys);
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number too large
     throw IoError(path, std::string("not valid JSON: ") + e.what());
   }
+  if (!file_config.is_object()) throw IoError(path, "a config file must hold a JSON object");
   merge_config(config, file_config, path);
 }
 

@@ -205,7 +205,6 @@ std::vector<std::string> overrides_for_stage(const std::vector<std::string>& ove
 PipelineSummary run_pipeline(const PipelineRequest& request) {
   PipelineSummary summary;
   summary.run_dir = request.out_dir.empty() ? "runs/" + timestamp() : request.out_dir;
-  make_directories(summary.run_dir);
   const std::vector<std::string> stages = request.stages.empty() ? known_families() : request.stages;
   std::vector<nlohmann::json> configs;
   for (const std::string& stage : stages) {
@@ -218,6 +217,7 @@ PipelineSummary run_pipeline(const PipelineRequest& request) {
       throw UsageError("stage " + stage + ": " + e.what());
     }
   }
+  make_directories(summary.run_dir);  // only once the request holds up: a usage error leaves nothing
   const std::string data_sha256 = request.resume ? data_fingerprint(resolve_data_dir(request.data_dir)) : "";
   std::set<std::string> retrained;
   spdlog::info("pipeline into {}: stages {}", summary.run_dir, fmt::join(stages, ", "));

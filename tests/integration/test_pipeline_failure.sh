@@ -21,5 +21,5 @@ assert_eq skipped "$(json_get "$dir/run2/pipeline.json" 'j["stages"][1]["status"
 expect_exit 2 "$dir/err3" "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run3" --stages tfidf-rf,fasttext \
   --set tfidf-rf.n_trees=5 --set fasttext.bogus=1
 assert_contains "$dir/err3" "stage fasttext: config key 'bogus'"
-[[ ! -e "$dir/run3/tfidf-rf" ]] || fail "a stage ran before the mistyped setting was refused"
+[[ ! -e "$dir/run3" ]] || fail "the run folder was made before the mistyped setting was refused"
 echo "test_pipeline_failure: ok"

@@ -51,6 +51,30 @@ TEST(Config, FileMergeIgnoresDocKeys) {
   EXPECT_THROW(merge_config_file(c, testing::write_text(testing::scratch_dir() + "/bad.json", "{")), IoError);
 }
 
+template <typename F>
+std::string io_error_of(F f) {
+  try {
+    f();
+  } catch (const IoError& e) {
+    return e.what();
+  }
+  return "(no IoError)";
+}
+
+// A key given twice, or a file that is no object, is named as the file's fault, not taken
+// silently (the last value) or blamed on a config key named after the file.
+TEST(Config, FileWithARepeatedKeyOrNoObjectIsRefused) {
+  nlohmann::json c = sample();
+  const std::string twice = testing::write_text(testing::scratch_dir() + "/twice.json", R"({"n_trees": 7, "n_trees": 8})");
+  EXPECT_NE(io_error_of([&] { merge_config_file(c, twice); }).find("key 'n_trees' appears twice"), std::string::npos);
+  const std::string nested = testing::write_text(testing::scratch_dir() + "/nested.json",
+                                                 R"({"_doc": {"a": 1}, "_more": {"a": 2}, "n_trees": 9})");
+  merge_config_file(c, nested);  // the same key in two objects is no repetition
+  EXPECT_EQ(c["n_trees"], 9);
+  const std::string list = testing::write_text(testing::scratch_dir() + "/list.json", "[1, 2]");
+  EXPECT_NE(io_error_of([&] { merge_config_file(c, list); }).find("must hold a JSON object"), std::string::npos);
+}
+
 // configs/<family>.json documents the defaults compiled into the binary: they must agree.
 TEST(Config, CheckedInConfigsMirrorCompiledDefaults) {
   for (const std::string& family : known_families()) {
