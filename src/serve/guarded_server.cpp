@@ -115,6 +115,9 @@ class GuardedStream final : public httplib::Stream {
   bool admit(const char* data, std::size_t n);
   bool admit_head(const char* data, std::size_t n, std::size_t& used);
   bool in_time();
+  void refuse_slow_head() {
+    refuse(408, "Request Timeout", "request_timeout", "the request line and headers did not arrive within the read timeout");
+  }
   void refuse(int status, const char* reason, const std::string& code, const std::string& message);
 
   socket_t sock_;
@@ -142,7 +145,11 @@ ssize_t GuardedStream::read(char* ptr, size_t size) {
   if (refused_) return -1;
   if (ahead_.empty()) {
     if (!wait_readable()) {
-      in_time();  // a client gone silent past its deadline gets the 408
+      if (in_time()) {  // past a deadline, in_time() has answered 408 already
+        in_head_ ? refuse_slow_head()
+                 : refuse(408, "Request Timeout", "request_timeout",
+                          fmt::format("nothing arrived for {:g} s in the middle of the request body", read_ms_ / 1000.0));
+      }
       return -1;
     }
     const ssize_t n = ahead_.fill(sock_);
@@ -165,7 +172,7 @@ bool GuardedStream::wait_readable() const {
 bool GuardedStream::in_time() {
   const auto now = std::chrono::steady_clock::now();
   if (in_head_ && now > head_deadline_) {
-    refuse(408, "Request Timeout", "request_timeout", "the request line and headers did not arrive within the read timeout");
+    refuse_slow_head();
   } else if (!in_head_ && now > body_deadline_) {
     refuse(408, "Request Timeout", "request_timeout",
            fmt::format("the request body did not arrive within {:g} s of its headers", limits_.max_body_time.count() / 1000.0));
@@ -253,7 +260,7 @@ bool GuardedServer::next_request(socket_t sock, ReadAhead& ahead) const {
 }
 
 bool GuardedServer::process_and_close_socket(socket_t sock) {
-  bool ok = false;
+  bool ok = false, forced_close = false;
   ReadAhead ahead;
   for (std::size_t left = keep_alive_max_count_; left > 0 && next_request(sock, ahead); --left) {
     GuardedStream stream(sock, to_ms(read_timeout_sec_, read_timeout_usec_),
@@ -264,9 +271,11 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
     ok = process_request(stream, left == 1, closed, nullptr);
     // A head cut off in its request line never reaches httplib's logger.
     if (t_refusal.refused() && on_unlogged_refusal_) on_unlogged_refusal_(take_refusal());
-    if (!ok || closed || stream.refused() || t_close_after_response) break;
+    forced_close = stream.refused() || t_close_after_response;
+    if (!ok || closed || forced_close) break;
   }
-  if (!ahead.empty() || wait_for(sock, POLLIN, 0) > 0) {
+  // Closing on the client mid-request: what it still sends could reset the answer.
+  if (forced_close || !ahead.empty()) {
     ::shutdown(sock, SHUT_WR);
     drain(sock);
   }

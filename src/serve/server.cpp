@@ -200,7 +200,10 @@ httplib::Server::HandlerResponse Server::Impl::pre_route(const httplib::Request&
     res.set_header("Allow", route->first == "/v1/classify" ? "POST" : "GET, HEAD");
     return reply(405, "method_not_allowed", req.method.size() > 16 ? "method not allowed" : req.method + " is not allowed here");
   }
-  if (req.method != "POST") return httplib::Server::HandlerResponse::Unhandled;
+  if (req.method != "POST") {
+    if (has_body(req)) res.set_header("Connection", "close");  // its body is never read (access_log)
+    return httplib::Server::HandlerResponse::Unhandled;
+  }
   if (!req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) {
     return reply(411, "length_required", "send the body with a Content-Length");
   }
@@ -219,6 +222,9 @@ httplib::Server::HandlerResponse Server::Impl::pre_route(const httplib::Request&
 }
 
 httplib::Server::HandlerResponse Server::Impl::fill_error(const httplib::Request&, httplib::Response& res) {
+  // Runs before the headers are written. An answer httplib made before routing (400, 414,
+  // 416) closes the connection (access_log): say so.
+  if (!g_trace.active) res.set_header("Connection", "close");
   if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
   const auto [code, message] = default_error(res.status);
   send_error(res, res.status, code, message);
