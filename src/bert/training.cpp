@@ -377,6 +377,9 @@ void fine_tune_step(FineTuneRun& r, const std::vector<std::size_t>& rows, Progre
     return r.job.loss ? r.job.loss(r.model, batch)
                       : torch::cross_entropy_loss(r.model(batch.ids, batch.key_valid), batch.labels);
   });
+  if (!std::isfinite(l)) {  // NaN weights would be saved as a bundle that answers NaN
+    throw Error(ErrorKind::kConfig, fmt::format("fine-tuning diverged: the loss is {} at step {} (try a lower lr)", l, s.step + 1));
+  }
   optimiser_step(r.optimizer, r.o, r.o.lr, s.step, r.total);
   ++s.step;
   s.train_seconds += watch.seconds();

@@ -227,10 +227,19 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
     for (std::size_t row : pending[job].rows) out[row] = prediction_for(reply.content);
     return Verdict::kDone;
   };
-  auto on_give_up = [&](std::size_t job, const std::string&) {
+  std::size_t given_up = 0;
+  std::string last_failure;
+  auto on_give_up = [&](std::size_t job, const std::string& why) {
     stats_.failed_titles += pending[job].rows.size();
+    ++given_up;
+    last_failure = why;
   };
   requests.run(bodies, on_result, on_give_up, counters_);
+  // A server that never answered (down, wrong port) is no run to score as all-unknown.
+  if (!answered_any_ && given_up > 0 && given_up == pending.size()) {
+    throw HttpError(0, "no answer from " + config_.chat_url() + ": all " + std::to_string(given_up) +
+                           " requests failed (last: " + last_failure + ")");
+  }
 }
 
 nlohmann::json LlmClassifier::run_stats() const {

@@ -1,6 +1,7 @@
 #include "newscls/compress_workflow.h"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <filesystem>
 #include <memory>
@@ -23,19 +24,24 @@ namespace {
 
 using ProbRows = std::vector<std::vector<float>>;
 
+// A row stays empty where the teacher gave no probabilities (an LLM's unparsable reply). A
+// teacher that gives none in its first batch is refused there, before it costs more (an LLM's
+// requests are paid).
 ProbRows one_teacher_probabilities(const std::string& dir, const std::vector<std::string>& titles, int threads) {
   ProbRows rows(titles.size());
   auto model = load_classifier(dir);
   model->set_threads(threads);
   const std::size_t batch = std::max<std::size_t>(1, model->preferred_batch_size());
+  std::size_t answered = 0;
   for (std::size_t begin = 0; begin < titles.size(); begin += batch) {
     const std::size_t end = std::min(titles.size(), begin + batch);
     const std::vector<std::string> part(titles.begin() + begin, titles.begin() + end);
     const std::vector<Prediction> predicted = model->predict_batch(part);
     for (std::size_t i = 0; i < predicted.size(); ++i) {
-      if (predicted[i].probs.empty()) throw UsageError("teacher " + dir + " gives no probabilities to learn from");
+      answered += !predicted[i].probs.empty();
       rows[begin + i] = predicted[i].probs;
     }
+    if (answered == 0) throw UsageError("teacher " + dir + " gives no probabilities to learn from");
   }
   return rows;
 }
@@ -74,7 +80,8 @@ std::vector<double> parse_teacher_weights(const std::string& value, std::size_t 
   }
   double sum = 0;
   for (double x : w) sum += x;
-  if (w.size() != teachers || sum <= 0 || *std::min_element(w.begin(), w.end()) < 0) {
+  const bool finite = std::all_of(w.begin(), w.end(), [](double x) { return std::isfinite(x); });
+  if (w.size() != teachers || !finite || sum <= 0 || *std::min_element(w.begin(), w.end()) < 0) {
     throw ConfigError("teacher_weights", "needs " + std::to_string(teachers) + " non-negative numbers, not all 0");
   }
   for (double& x : w) x /= sum;
@@ -98,17 +105,33 @@ double weighted_accuracy(const std::vector<ProbRows>& probs, const std::vector<d
 std::vector<std::vector<float>> teacher_probabilities(const std::vector<std::string>& teacher_dirs,
                                                       const std::vector<std::string>& titles, int threads,
                                                       const std::vector<double>& weights) {
+  // Per title, the weighted mean of the teachers that answered it; uniform where none did.
   std::vector<std::vector<float>> mean(titles.size());
+  std::vector<double> weight_seen(titles.size(), 0.0);
+  std::size_t classes = 0;
   for (std::size_t t = 0; t < teacher_dirs.size(); ++t) {
     const double w = weights.empty() ? 1.0 / static_cast<double>(teacher_dirs.size()) : weights.at(t);
     const ProbRows rows = one_teacher_probabilities(teacher_dirs[t], titles, threads);
     for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i].empty()) continue;
+      if (classes == 0) classes = rows[i].size();
+      if (rows[i].size() != classes) throw UsageError("teacher " + teacher_dirs[t] + " has another number of classes");
       std::vector<float>& row = mean[i];
-      if (row.empty()) row.assign(rows[i].size(), 0.0f);
-      if (rows[i].size() != row.size()) throw UsageError("teacher " + teacher_dirs[t] + " has another number of classes");
-      for (std::size_t c = 0; c < row.size(); ++c) row[c] += static_cast<float>(w * rows[i][c]);
+      if (row.empty()) row.assign(classes, 0.0f);
+      for (std::size_t c = 0; c < classes; ++c) row[c] += static_cast<float>(w * rows[i][c]);
+      weight_seen[i] += w;
     }
   }
+  std::size_t unanswered = 0;
+  for (std::size_t i = 0; i < mean.size(); ++i) {
+    if (mean[i].empty()) {
+      ++unanswered;
+      mean[i].assign(classes, 1.0f / static_cast<float>(classes));
+    } else if (weight_seen[i] > 0) {
+      for (float& p : mean[i]) p = static_cast<float>(p / weight_seen[i]);
+    }
+  }
+  if (unanswered > 0) spdlog::warn("distill: no teacher gave probabilities for {} of {} titles; they learn a uniform row", unanswered, titles.size());
   return mean;
 }
 
@@ -288,6 +311,11 @@ nlohmann::json run_compress(const CompressOptions& o) {
     if (folders_overlap(o.out_dir, teacher)) throw UsageError("--out " + o.out_dir + " would replace the teacher " + teacher);
   }
   const Bundle source = Bundle::open(o.model_dir);
+  for (const std::string& teacher : o.teacher_dirs) {
+    if (Bundle::open(teacher).manifest().labels != source.manifest().labels) {
+      throw UsageError("teacher " + teacher + " was trained on other classes (or another order) than " + o.model_dir);
+    }
+  }
   const Family& family = family_of_bundle(source);
   const std::vector<std::string> methods = family.compress_methods();
   if (std::find(methods.begin(), methods.end(), o.method) == methods.end()) {

@@ -43,4 +43,19 @@ done
   --set layers=1 --set max_steps=3 --speed-titles 20 >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "distill from a pruned teacher"; }
 assert_eq "[] 0.0" "$(json_get "$dir/student2/manifest.json" '"%s %s" % (j["config"].get("heads_per_layer", []), j["config"]["join_prob"])')" \
   "student head layout and joining"
+# Teachers: weights must be finite numbers (nan crashed the run after writing a bundle), and
+# a teacher trained on the classes in another order is refused before any work.
+expect_exit 1 "$dir/err" "$bin" compress --model-dir "$dir/teacher" --method distill --out "$dir/bad" --data "$dir/data" \
+  --threads 1 --teacher "$dir/teacher" --teacher "$dir/pruned" --set teacher_weights=1,nan --set layers=1 --set max_steps=3
+assert_contains "$dir/err" "teacher_weights"
+cp -r "$dir/teacher" "$dir/reversed"
+python3 - "$dir/reversed/manifest.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); j["labels"].reverse()
+json.dump(j, open(sys.argv[1], "w"))
+PY
+expect_exit 2 "$dir/err" "$bin" compress --model-dir "$dir/teacher" --method distill --out "$dir/bad" --data "$dir/data" \
+  --threads 1 --teacher "$dir/reversed" --set layers=1 --set max_steps=3
+assert_contains "$dir/err" "teacher $dir/reversed was trained on other classes"
+[[ ! -e "$dir/bad/manifest.json" ]] || fail "a refused compress left a bundle"
 echo "ok"

@@ -62,4 +62,11 @@ assert_eq 1 "$(server_stat "j['requests']")" "requests before stopping on 402"
 expect_exit 1 "$dir/tls.err" "$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/tls" \
   --set "base_url=https://127.0.0.1:$LLM_PORT" --set cache_path=off --set concurrency=1
 assert_contains "$dir/tls.err" "TLS failure"
+# A server that never answers (nothing listening on the port) fails the run, naming it,
+# rather than scoring every title "unknown" and writing a bundle.
+port=$(python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+NEWSCLS_LLM_API_KEY="$secret" expect_exit 1 "$dir/down.err" "$NEWSCLS_BIN" train --model llm --data "$dir/data" \
+  --out "$dir/down" --set "base_url=http://127.0.0.1:$port" --set cache_path=off --set max_retries=0
+assert_contains "$dir/down.err" "no answer from http://127.0.0.1:$port"
+[[ ! -e "$dir/down" ]] || fail "a bundle was written with no answer"
 echo "ok"

@@ -1,6 +1,7 @@
 // The bert family end to end on a tiny model: vocabulary, payloads, dropout, schedule,
 // and a train / save / load / predict round trip with checkpoints and determinism.
 #include <filesystem>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -439,6 +440,36 @@ TEST(BertClassifier, PretrainedEncoderBundleInitialisesFineTuning) {
   EXPECT_EQ(model->config().at("hidden"), 32);
   ctx.init_dir = dir;  // not a bundle
   EXPECT_THROW(model->train(ctx), ModelFormatError);
+}
+
+// A loss that turns NaN (a distillation teacher weighted nan did) stops fine-tuning with an
+// error, instead of training on and saving weights that answer NaN.
+TEST(BertFineTune, ANonFiniteLossStopsTraining) {
+  Options o = parse_options(strip_docs(default_options_json()));
+  o.arch.vocab_size = 30;
+  o.arch.layers = 1;
+  o.arch.hidden = 8;
+  o.arch.heads = 2;
+  o.arch.ff = 16;
+  o.arch.bigram_buckets = 0;
+  o.batch_size = 2;
+  o.epochs = 1;
+  o.join_prob = 0;
+  const Encoded train = {{5, 6, 7}, {8, 9}, {10, 11, 12}, {13}};
+  const std::vector<int> train_labels = {0, 1, 0, 1};
+  const LabelSet labels{{"a", "b"}};
+  auto rng = std::make_shared<MaskRng>(1);
+  FineTuneJob job;
+  job.train = &train;
+  job.train_labels = &train_labels;
+  job.labels = &labels;
+  job.loss = [](ClassifierModel& m, const Batch& b) { return m(b.ids, b.key_valid).sum() * std::nan(""); };
+  try {
+    fine_tune(ClassifierModel(o.arch, 2, rng), rng, o, job);
+    ADD_FAILURE() << "a NaN loss trained on";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("diverged"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
