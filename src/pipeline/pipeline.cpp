@@ -64,10 +64,22 @@ std::string not_resumable(const std::string& dir, const Expected& want) {
   }
 }
 
+// An input that failed or was skipped in this run left an older bundle, or none, in its folder:
+// a stage built from it would silently read that. Empty when every input is usable.
+std::string unusable_input(const std::vector<std::string>& inputs, const std::map<std::string, StageStatus>& earlier) {
+  for (const std::string& input : inputs) {
+    const StageStatus status = earlier.at(input);
+    if (status == StageStatus::kFailed || status == StageStatus::kSkipped) {
+      return "it reads " + input + ", which " + (status == StageStatus::kFailed ? "failed" : "was skipped") + " in this run";
+    }
+  }
+  return {};
+}
+
 // A stage reading a bundle retrained in this run (a cascade's members) is retrained too.
 std::string retrained_input(const std::vector<std::string>& inputs, const std::map<std::string, StageStatus>& earlier) {
   for (const std::string& input : inputs) {
-    if (earlier.at(input) != StageStatus::kResumed) return "it reads " + input + ", trained again in this run";
+    if (earlier.at(input) == StageStatus::kDone) return "it reads " + input + ", trained again in this run";
   }
   return {};
 }
@@ -94,10 +106,19 @@ TrainRequest train_request(const PipelineRequest& request, const std::string& st
   return train;
 }
 
-StageResult train_stage(const PipelineRequest& request, const PlannedStage& stage) {
+// A retrained stage starts from nothing: its work folder holds an older training's checkpoints,
+// which training would continue (the old weights under the new config, or a shape mismatch).
+void clear_work_dir(const std::string& stage, const std::string& stage_dir) {
+  const std::string work_dir = work_dir_for(stage_dir);
+  if (!fs::exists(work_dir)) return;
+  fs::remove_all(work_dir);
+  spdlog::info("stage {}: starting over: removed {}", stage, work_dir);
+}
+
+StageResult train_stage(const PipelineRequest& request, const PlannedStage& stage, bool continue_work) {
   StageResult result{stage.name, StageStatus::kDone, "", 0};
   TrainRequest train = train_request(request, stage.name, stage.dir);
-  train.resume = request.resume;
+  train.resume = continue_work;
   const Stopwatch watch;
   try {
     result.reason = find_family(stage.name).unavailable_reason(stage.config);
@@ -105,6 +126,7 @@ StageResult train_stage(const PipelineRequest& request, const PlannedStage& stag
       result.status = StageStatus::kSkipped;
       return result;
     }
+    if (!continue_work) clear_work_dir(stage.name, stage.dir);
     train_model(train);
   } catch (const InterruptedError&) {
     throw;
@@ -122,13 +144,17 @@ StageResult train_stage(const PipelineRequest& request, const PlannedStage& stag
 // earlier: the outcome of each stage this run has run so far.
 StageResult run_stage(const PipelineRequest& request, const PlannedStage& stage, const std::string& data_sha256,
                       const std::map<std::string, StageStatus>& earlier) {
-  if (request.resume) {
-    std::string why = retrained_input(stage.inputs, earlier);
-    if (why.empty()) why = not_resumable(stage.dir, {stage.config, request.seed, data_sha256});
-    if (why.empty()) return {stage.name, StageStatus::kResumed, "bundle and metrics already complete", 0};
-    if (fs::exists(stage.dir)) spdlog::info("stage {}: not resumed: {}", stage.name, why);
+  if (std::string why = unusable_input(stage.inputs, earlier); !why.empty()) {
+    return {stage.name, StageStatus::kSkipped, why, 0};
   }
-  return train_stage(request, stage);
+  if (!request.resume) return train_stage(request, stage, false);
+  std::string why = retrained_input(stage.inputs, earlier);
+  if (why.empty()) why = not_resumable(stage.dir, {stage.config, request.seed, data_sha256});
+  if (why.empty()) return {stage.name, StageStatus::kResumed, "bundle and metrics already complete", 0};
+  if (fs::exists(stage.dir)) spdlog::info("stage {}: not resumed: {}", stage.name, why);
+  // Only an interrupted training (no bundle yet) is continued. A bundle that is there but not
+  // resumed was trained with other settings, data or inputs, and so was its work folder.
+  return train_stage(request, stage, !fs::exists(stage.dir) && retrained_input(stage.inputs, earlier).empty());
 }
 
 // Its source stage was resumed too (else the compression is of an older bundle).

@@ -42,7 +42,7 @@ TrainContext context_for(const TrainRequest& request, const Splits& splits, cons
   ctx.labels = &splits.labels;
   ctx.seed = request.seed;
   ctx.threads = threads;
-  ctx.work_dir = out_dir + ".work";
+  ctx.work_dir = work_dir_for(out_dir);
   ctx.resume = request.resume;
   ctx.init_dir = request.init_dir;
   ctx.device = request.device;
@@ -126,6 +126,8 @@ void check_distributed(const TrainRequest& request) {
 }
 
 }  // namespace
+
+std::string work_dir_for(const std::string& out_dir) { return out_dir + ".work"; }
 
 TrainOutcome train_model(const TrainRequest& request) {
   check_family_options(request);
