@@ -35,6 +35,10 @@ struct TrainRequest {
   std::string out_dir;              // "" = runs/<family>
   std::string config_file;
   std::vector<std::string> overrides;  // key=value
+  // When set, the family's effective config as the caller built it (the pipeline: built and
+  // checked before any stage ran, members pointed at the run's folders), used instead of
+  // config_file and overrides; the workflow-level overrides (calibrate) still apply.
+  nlohmann::json config;
   std::uint64_t seed = 1;
   int threads = 0;                  // 0 = all cores
   bool skip_bad_lines = false;

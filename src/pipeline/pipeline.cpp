@@ -36,7 +36,7 @@ std::string timestamp() {
 // A stage as this run will train it, settled before any stage runs.
 struct PlannedStage {
   std::string name, dir;
-  nlohmann::json config;            // effective
+  nlohmann::json config;            // effective; the bundles it reads that are stages of this run point into the run
   std::vector<std::string> inputs;  // the stages of this run whose bundles it reads (a cascade's members)
 };
 
@@ -118,6 +118,7 @@ void clear_work_dir(const std::string& stage, const std::string& stage_dir) {
 StageResult train_stage(const PipelineRequest& request, const PlannedStage& stage, bool continue_work) {
   StageResult result{stage.name, StageStatus::kDone, "", 0};
   TrainRequest train = train_request(request, stage.name, stage.dir);
+  train.config = stage.config;
   train.resume = continue_work;
   const Stopwatch watch;
   try {
@@ -258,11 +259,14 @@ std::optional<std::size_t> stage_named(const std::string& bundle, const std::vec
   return std::nullopt;
 }
 
-// The stages of this run that the stage reads come before it.
+// A bundle the stage reads that is named by a stage of this run is that stage's folder in the
+// run, not a folder of that name where the pipeline happens to run; that stage must come first.
 PlannedStage plan_stage(const PipelineRequest& request, const std::vector<std::string>& stages, std::size_t index,
                         const std::string& run_dir) {
   PlannedStage stage{stages[index], run_dir + "/" + stages[index], checked_config(request, stages[index]), {}};
-  for (const std::string& bundle : find_family(stage.name).trains_from(stage.config)) {
+  const Family& family = find_family(stage.name);
+  std::vector<std::string> bundles = family.trains_from(stage.config);
+  for (std::string& bundle : bundles) {
     const std::optional<std::size_t> at = stage_named(bundle, stages, run_dir);
     if (!at) continue;  // no stage of this run: the family looks for it
     if (*at >= index) {
@@ -270,7 +274,9 @@ PlannedStage plan_stage(const PipelineRequest& request, const std::vector<std::s
                        " must come before it");
     }
     stage.inputs.push_back(stages[*at]);
+    bundle = run_dir + "/" + stages[*at];
   }
+  if (!stage.inputs.empty()) stage.config = family.with_trains_from(stage.config, bundles);
   return stage;
 }
 

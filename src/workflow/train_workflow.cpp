@@ -135,7 +135,8 @@ TrainOutcome train_model(const TrainRequest& request) {
   const std::string out_dir = request.out_dir.empty() ? "runs/" + request.family : request.out_dir;
   const CalibrateSetting calibrate = calibrate_setting(request.overrides);
   auto model = make_classifier(request.family);
-  model->configure(build_config(request.family, request.config_file, request.overrides));
+  model->configure(request.config.is_null() ? build_config(request.family, request.config_file, request.overrides)
+                                            : request.config);
   const Splits splits = read_splits(request.data_dir, request.skip_bad_lines);
   const int threads = request.threads > 0 ? request.threads : default_thread_count();
   model->set_threads(threads);
