@@ -77,6 +77,11 @@ class Family {
   // The bundles its training reads, as configured (a cascade's members: folders, or bare names
   // of stages of the same pipeline run); a pipeline retrains it when one of them was retrained.
   virtual std::vector<std::string> trains_from(const nlohmann::json& config) const { return {}; }
+  // The config with the bundles trains_from names replaced, in order, by these (as many): the
+  // pipeline points the names of its own stages at their folders in the run with it.
+  virtual nlohmann::json with_trains_from(nlohmann::json config, const std::vector<std::string>& bundles) const {
+    return config;
+  }
   // Whether its classifiers implement Classifier::dump_attention.
   virtual bool has_attention() const { return false; }
   // Whether train (and pretrain) accept DistributedSettings with world_size > 1.

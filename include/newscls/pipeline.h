@@ -1,10 +1,16 @@
 // The main job: train and evaluate the stages in order of cost into one run folder, then
 // write a comparison report (report.md, report.html) there.
 //
-// A stage that fails is recorded with its error and the next one still runs. A stage whose
-// family says it cannot run here (the LLM stage without an API key) is reported as skipped
-// with the family's reason. With resume, stages whose bundle and metrics are
-// complete are not run again. A compression stage follows each stage whose family offers the
+// The request is checked whole before anything runs (UsageError): each stage's config as its
+// family reads it, stages listed once, a stage after the stages it reads, a known compression
+// method, an existing config folder. A stage that fails is recorded with its error and the
+// next one still runs. A stage whose family says it cannot run here (the LLM stage without an
+// API key) is reported as skipped with the family's reason, and so is a stage reading a stage
+// that failed or was skipped in this run (a cascade's member). A bundle a stage reads (a
+// cascade's member) named by a stage of this run is that stage's folder in the run. With resume,
+// stages whose bundle and metrics are complete are not run again; a stage trained again starts
+// over (its <stage>.work removed) unless it has no bundle yet, where it continues what an
+// interrupted run left. A compression stage follows each stage whose family offers the
 // request's compression method; the report's compression table reads its compression.json.
 //
 //   PipelineRequest req; req.stages = {"tfidf-rf", "fasttext"};

@@ -35,10 +35,14 @@ struct TrainRequest {
   std::string out_dir;              // "" = runs/<family>
   std::string config_file;
   std::vector<std::string> overrides;  // key=value
+  // When set, the family's effective config as the caller built it (the pipeline: built and
+  // checked before any stage ran, members pointed at the run's folders), used instead of
+  // config_file and overrides; the workflow-level overrides (calibrate) still apply.
+  nlohmann::json config;
   std::uint64_t seed = 1;
   int threads = 0;                  // 0 = all cores
   bool skip_bad_lines = false;
-  bool resume = false;
+  bool resume = false;              // continue from work_dir_for(out_dir) where the family can
   std::string init_dir;
   std::string device = "cpu";
   DistributedSettings distributed;  // ranks other than 0 train but write no bundle
@@ -57,6 +61,10 @@ nlohmann::json build_config(const std::string& family, const std::string& config
                             const std::vector<std::string>& overrides);
 
 TrainOutcome train_model(const TrainRequest& request);
+
+// Where training into out_dir keeps what a resumed run continues from (bert's checkpoints):
+// "<out_dir>.work".
+std::string work_dir_for(const std::string& out_dir);
 
 struct EvalOptions {
   std::uint64_t seed = 1;

@@ -23,6 +23,8 @@ std::unique_ptr<Classifier> make_classifier();
 std::string unavailable_reason(const nlohmann::json& config);
 // "a,b,c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> split_members(const std::string& list);
+// list with its members replaced, in order, by bundles; empty items are kept, for train to refuse.
+std::string replace_members(const std::string& list, const std::vector<std::string>& bundles);
 
 // One member's calibrated dev answers: top score and whether the answer the cascade would give
 // when this member answers (its own, or with combine=product the joint one) was right.

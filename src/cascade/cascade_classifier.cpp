@@ -301,7 +301,7 @@ nlohmann::json CascadeClassifier::run_stats() const {
 nlohmann::json default_config() {
   return {
       {"_doc",
-       {{"members", "Trained bundle directories, comma-separated, cheapest first (2 or 3); copied into the bundle. A bare name that is no folder here is looked for next to the output folder, so in a pipeline run the default chains the run's own fasttext and bert."},
+       {{"members", "Trained bundle directories, comma-separated, cheapest first (2 or 3); copied into the bundle. A bare name that is no folder here is looked for next to the output folder; in a pipeline run, a bare name that is a stage of the run is that stage's bundle in the run folder, so the default chains the run's own fasttext and bert."},
         {"last_share", "At most this share of dev titles may reach the last member (e.g. 0.15 for an LLM)."},
         {"candidates", "Threshold candidates per member: quantiles of its calibrated dev scores."},
         {"slack", "Accept a dev accuracy up to this much (a share of the titles) below the best thresholds' when that sends fewer titles on."},
@@ -324,6 +324,19 @@ std::vector<std::string> split_members(const std::string& list) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
+}
+
+std::string replace_members(const std::string& list, const std::vector<std::string>& bundles) {
+  std::string out;
+  std::size_t next = 0, begin = 0;
+  while (true) {
+    const std::size_t end = std::min(list.find(',', begin), list.size());
+    const std::string item = list.substr(begin, end - begin);
+    out += item.empty() || next >= bundles.size() ? item : bundles[next++];
+    if (end == list.size()) return out;
+    out += ',';
+    begin = end + 1;
+  }
 }
 
 std::string unavailable_reason(const nlohmann::json& config) {

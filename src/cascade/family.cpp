@@ -15,6 +15,10 @@ class CascadeFamily final : public Family {
   std::vector<std::string> trains_from(const nlohmann::json& config) const override {
     return split_members(config.value("members", std::string()));
   }
+  nlohmann::json with_trains_from(nlohmann::json config, const std::vector<std::string>& bundles) const override {
+    config["members"] = replace_members(config.value("members", std::string()), bundles);
+    return config;
+  }
 };
 
 }  // namespace

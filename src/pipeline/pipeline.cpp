@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -32,6 +33,13 @@ std::string timestamp() {
   return buf;
 }
 
+// A stage as this run will train it, settled before any stage runs.
+struct PlannedStage {
+  std::string name, dir;
+  nlohmann::json config;            // effective; the bundles it reads that are stages of this run point into the run
+  std::vector<std::string> inputs;  // the stages of this run whose bundles it reads (a cascade's members)
+};
+
 // What --resume needs of a finished stage: the settings and data this run would train it with.
 struct Expected {
   nlohmann::json config;
@@ -56,10 +64,22 @@ std::string not_resumable(const std::string& dir, const Expected& want) {
   }
 }
 
-// A stage reading a bundle retrained in this run (a cascade's members) is retrained too.
-std::string retrained_input(const std::vector<std::string>& inputs, const std::set<std::string>& retrained) {
+// An input that failed or was skipped in this run left an older bundle, or none, in its folder:
+// a stage built from it would silently read that. Empty when every input is usable.
+std::string unusable_input(const std::vector<std::string>& inputs, const std::map<std::string, StageStatus>& earlier) {
   for (const std::string& input : inputs) {
-    if (retrained.count(fs::path(input).filename().string())) return "it reads " + input + ", trained again in this run";
+    const StageStatus status = earlier.at(input);
+    if (status == StageStatus::kFailed || status == StageStatus::kSkipped) {
+      return "it reads " + input + ", which " + (status == StageStatus::kFailed ? "failed" : "was skipped") + " in this run";
+    }
+  }
+  return {};
+}
+
+// A stage reading a bundle retrained in this run (a cascade's members) is retrained too.
+std::string retrained_input(const std::vector<std::string>& inputs, const std::map<std::string, StageStatus>& earlier) {
+  for (const std::string& input : inputs) {
+    if (earlier.at(input) == StageStatus::kDone) return "it reads " + input + ", trained again in this run";
   }
   return {};
 }
@@ -83,33 +103,31 @@ TrainRequest train_request(const PipelineRequest& request, const std::string& st
   train.seed = request.seed;
   train.threads = request.threads;
   train.skip_bad_lines = request.skip_bad_lines;
-  train.resume = request.resume;
   return train;
 }
 
-// config: the stage's effective config, built (and so checked) before any stage ran.
-StageResult run_stage(const PipelineRequest& request, const std::string& stage, const std::string& stage_dir,
-                      const nlohmann::json& config, const std::string& data_sha256,
-                      const std::set<std::string>& retrained) {
-  StageResult result{stage, StageStatus::kDone, "", 0};
-  const TrainRequest train = train_request(request, stage, stage_dir);
-  if (request.resume) {
-    std::string why = retrained_input(find_family(stage).trains_from(config), retrained);
-    if (why.empty()) why = not_resumable(stage_dir, {config, request.seed, data_sha256});
-    if (why.empty()) {
-      result.status = StageStatus::kResumed;
-      result.reason = "bundle and metrics already complete";
-      return result;
-    }
-    if (fs::exists(stage_dir)) spdlog::info("stage {}: not resumed: {}", stage, why);
-  }
+// A retrained stage starts from nothing: its work folder holds an older training's checkpoints,
+// which training would continue (the old weights under the new config, or a shape mismatch).
+void clear_work_dir(const std::string& stage, const std::string& stage_dir) {
+  const std::string work_dir = work_dir_for(stage_dir);
+  if (!fs::exists(work_dir)) return;
+  fs::remove_all(work_dir);
+  spdlog::info("stage {}: starting over: removed {}", stage, work_dir);
+}
+
+StageResult train_stage(const PipelineRequest& request, const PlannedStage& stage, bool continue_work) {
+  StageResult result{stage.name, StageStatus::kDone, "", 0};
+  TrainRequest train = train_request(request, stage.name, stage.dir);
+  train.config = stage.config;
+  train.resume = continue_work;
   const Stopwatch watch;
   try {
-    result.reason = find_family(stage).unavailable_reason(config);
+    result.reason = find_family(stage.name).unavailable_reason(stage.config);
     if (!result.reason.empty()) {
       result.status = StageStatus::kSkipped;
       return result;
     }
+    if (!continue_work) clear_work_dir(stage.name, stage.dir);
     train_model(train);
   } catch (const InterruptedError&) {
     throw;
@@ -118,10 +136,26 @@ StageResult run_stage(const PipelineRequest& request, const std::string& stage, 
   } catch (const std::exception& e) {
     result.status = StageStatus::kFailed;
     result.reason = e.what();
-    spdlog::error("stage {} failed: {}", stage, e.what());
+    spdlog::error("stage {} failed: {}", stage.name, e.what());
   }
   result.wall_seconds = watch.seconds();
   return result;
+}
+
+// earlier: the outcome of each stage this run has run so far.
+StageResult run_stage(const PipelineRequest& request, const PlannedStage& stage, const std::string& data_sha256,
+                      const std::map<std::string, StageStatus>& earlier) {
+  if (std::string why = unusable_input(stage.inputs, earlier); !why.empty()) {
+    return {stage.name, StageStatus::kSkipped, why, 0};
+  }
+  if (!request.resume) return train_stage(request, stage, false);
+  std::string why = retrained_input(stage.inputs, earlier);
+  if (why.empty()) why = not_resumable(stage.dir, {stage.config, request.seed, data_sha256});
+  if (why.empty()) return {stage.name, StageStatus::kResumed, "bundle and metrics already complete", 0};
+  if (fs::exists(stage.dir)) spdlog::info("stage {}: not resumed: {}", stage.name, why);
+  // Only an interrupted training (no bundle yet) is continued. A bundle that is there but not
+  // resumed was trained with other settings, data or inputs, and so was its work folder.
+  return train_stage(request, stage, !fs::exists(stage.dir) && retrained_input(stage.inputs, earlier).empty());
 }
 
 // Its source stage was resumed too (else the compression is of an older bundle).
@@ -169,6 +203,97 @@ std::optional<StageResult> run_compression(const PipelineRequest& request, const
   return result;
 }
 
+bool offers(const std::string& family, const std::string& method) {
+  const std::vector<std::string> methods = find_family(family).compress_methods();
+  return std::find(methods.begin(), methods.end(), method) != methods.end();
+}
+
+// "" and "none" ask for no compression; any other method must be one some family offers, else a
+// typo ("quantise") would silently compress nothing. The run's own stages are asked first, so
+// that a plain run loads no other family's plugin.
+void check_compress_method(const std::string& method, const std::vector<std::string>& stages) {
+  if (method.empty() || method == "none") return;
+  if (std::any_of(stages.begin(), stages.end(), [&](const std::string& s) { return offers(s, method); })) return;
+  std::set<std::string> offered;
+  for (const std::string& family : known_families()) {
+    if (offers(family, method)) return;
+    for (const std::string& m : find_family(family).compress_methods()) offered.insert(m);
+  }
+  throw UsageError("pipeline --compress " + method + ": no family offers it; expected none or one of " +
+                   fmt::format("{}", fmt::join(offered, ", ")));
+}
+
+void check_stages_distinct(const std::vector<std::string>& stages) {
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    if (std::find(stages.begin(), stages.begin() + i, stages[i]) != stages.begin() + i) {
+      throw UsageError("pipeline --stages: stage " + stages[i] + " is listed twice");
+    }
+  }
+}
+
+// The stage's effective config, read as its family will read it: a mistyped key or a value
+// out of range is the user's to fix before anything runs, not a stage failure later.
+nlohmann::json checked_config(const PipelineRequest& request, const std::string& stage) {
+  const TrainRequest train = train_request(request, stage, "");
+  try {
+    nlohmann::json config = build_config(stage, train.config_file, train.overrides);
+    make_classifier(stage)->configure(config);
+    return config;
+  } catch (const ConfigError& e) {
+    throw UsageError("stage " + stage + ": " + e.what());
+  }
+}
+
+bool same_path(const std::string& a, const std::string& b) {
+  std::error_code ea, eb;
+  const fs::path pa = fs::weakly_canonical(a, ea), pb = fs::weakly_canonical(b, eb);
+  return !ea && !eb && pa == pb;
+}
+
+// The stage of this run whose bundle `bundle` names: by its bare name, or by its folder's path.
+std::optional<std::size_t> stage_named(const std::string& bundle, const std::vector<std::string>& stages,
+                                       const std::string& run_dir) {
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    if (bundle == stages[i] || same_path(bundle, run_dir + "/" + stages[i])) return i;
+  }
+  return std::nullopt;
+}
+
+// A bundle the stage reads that is named by a stage of this run is that stage's folder in the
+// run, not a folder of that name where the pipeline happens to run; that stage must come first.
+PlannedStage plan_stage(const PipelineRequest& request, const std::vector<std::string>& stages, std::size_t index,
+                        const std::string& run_dir) {
+  PlannedStage stage{stages[index], run_dir + "/" + stages[index], checked_config(request, stages[index]), {}};
+  const Family& family = find_family(stage.name);
+  std::vector<std::string> bundles = family.trains_from(stage.config);
+  for (std::string& bundle : bundles) {
+    const std::optional<std::size_t> at = stage_named(bundle, stages, run_dir);
+    if (!at) continue;  // no stage of this run: the family looks for it
+    if (*at >= index) {
+      throw UsageError("pipeline --stages: stage " + stage.name + " reads " + stages[*at] + ", so " + stages[*at] +
+                       " must come before it");
+    }
+    stage.inputs.push_back(stages[*at]);
+    bundle = run_dir + "/" + stages[*at];
+  }
+  if (!stage.inputs.empty()) stage.config = family.with_trains_from(stage.config, bundles);
+  return stage;
+}
+
+// Everything the request asks is checked here, before the run folder is made or a stage runs.
+std::vector<PlannedStage> plan_run(const PipelineRequest& request, const std::string& run_dir) {
+  const std::vector<std::string> stages = request.stages.empty() ? known_families() : request.stages;
+  check_stages_distinct(stages);
+  for (const std::string& stage : stages) find_family(stage);  // an unknown or unloadable stage stops here
+  check_compress_method(request.compress, stages);
+  if (!request.config_dir.empty() && !fs::is_directory(request.config_dir)) {
+    throw UsageError("pipeline --config-dir " + request.config_dir + ": no such folder");
+  }
+  std::vector<PlannedStage> plan;
+  for (std::size_t i = 0; i < stages.size(); ++i) plan.push_back(plan_stage(request, stages, i, run_dir));
+  return plan;
+}
+
 }  // namespace
 
 const char* to_string(StageStatus status) {
@@ -205,33 +330,23 @@ std::vector<std::string> overrides_for_stage(const std::vector<std::string>& ove
 PipelineSummary run_pipeline(const PipelineRequest& request) {
   PipelineSummary summary;
   summary.run_dir = request.out_dir.empty() ? "runs/" + timestamp() : request.out_dir;
-  const std::vector<std::string> stages = request.stages.empty() ? known_families() : request.stages;
-  std::vector<nlohmann::json> configs;
-  for (const std::string& stage : stages) {
-    find_family(stage);  // an unknown or unloadable stage stops before any work
-    // A mistyped key is the user's to fix before anything runs, not a stage failure later.
-    const TrainRequest train = train_request(request, stage, summary.run_dir + "/" + stage);
-    try {
-      configs.push_back(build_config(stage, train.config_file, train.overrides));
-    } catch (const ConfigError& e) {
-      throw UsageError("stage " + stage + ": " + e.what());
-    }
-  }
+  const std::vector<PlannedStage> plan = plan_run(request, summary.run_dir);
   make_directories(summary.run_dir);  // only once the request holds up: a usage error leaves nothing
   const std::string data_sha256 = request.resume ? data_fingerprint(resolve_data_dir(request.data_dir)) : "";
-  std::set<std::string> retrained;
-  spdlog::info("pipeline into {}: stages {}", summary.run_dir, fmt::join(stages, ", "));
-  for (std::size_t i = 0; i < stages.size(); ++i) {
-    spdlog::info("stage {}/{}: {}", i + 1, stages.size(), stages[i]);
-    summary.stages.push_back(
-        run_stage(request, stages[i], summary.run_dir + "/" + stages[i], configs[i], data_sha256, retrained));
+  std::vector<std::string> names;
+  for (const PlannedStage& stage : plan) names.push_back(stage.name);
+  spdlog::info("pipeline into {}: stages {}", summary.run_dir, fmt::join(names, ", "));
+  std::map<std::string, StageStatus> outcomes;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    spdlog::info("stage {}/{}: {}", i + 1, plan.size(), plan[i].name);
+    summary.stages.push_back(run_stage(request, plan[i], data_sha256, outcomes));
     const StageResult& r = summary.stages.back();
     spdlog::info("stage {}: {}{}{}", r.stage, to_string(r.status), r.reason.empty() ? "" : ": ", r.reason);
     write_status(summary.run_dir, summary.stages);
-    if (r.status != StageStatus::kResumed) retrained.insert(r.stage);
+    outcomes[r.stage] = r.status;
     if (r.status != StageStatus::kDone && r.status != StageStatus::kResumed) continue;
     const bool resumed = r.status == StageStatus::kResumed;
-    if (std::optional<StageResult> c = run_compression(request, stages[i], summary.run_dir, resumed)) {
+    if (std::optional<StageResult> c = run_compression(request, plan[i].name, summary.run_dir, resumed)) {
       spdlog::info("stage {}: {}{}{}", c->stage, to_string(c->status), c->reason.empty() ? "" : ": ", c->reason);
       summary.stages.push_back(*c);
       write_status(summary.run_dir, summary.stages);

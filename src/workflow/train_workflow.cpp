@@ -42,7 +42,7 @@ TrainContext context_for(const TrainRequest& request, const Splits& splits, cons
   ctx.labels = &splits.labels;
   ctx.seed = request.seed;
   ctx.threads = threads;
-  ctx.work_dir = out_dir + ".work";
+  ctx.work_dir = work_dir_for(out_dir);
   ctx.resume = request.resume;
   ctx.init_dir = request.init_dir;
   ctx.device = request.device;
@@ -127,13 +127,16 @@ void check_distributed(const TrainRequest& request) {
 
 }  // namespace
 
+std::string work_dir_for(const std::string& out_dir) { return out_dir + ".work"; }
+
 TrainOutcome train_model(const TrainRequest& request) {
   check_family_options(request);
   check_distributed(request);
   const std::string out_dir = request.out_dir.empty() ? "runs/" + request.family : request.out_dir;
   const CalibrateSetting calibrate = calibrate_setting(request.overrides);
   auto model = make_classifier(request.family);
-  model->configure(build_config(request.family, request.config_file, request.overrides));
+  model->configure(request.config.is_null() ? build_config(request.family, request.config_file, request.overrides)
+                                            : request.config);
   const Splits splits = read_splits(request.data_dir, request.skip_bad_lines);
   const int threads = request.threads > 0 ? request.threads : default_thread_count();
   model->set_threads(threads);

@@ -5,11 +5,12 @@ source "$(dirname "$0")/lib.sh"
 dir=$(scratch)
 data="$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
 
+# A cascade of bundles that do not exist fails only once it trains.
 NEWSCLS_LLM_API_KEY= DEEPSEEK_API_KEY= expect_exit 1 "$dir/err1" \
-  "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run" --stages fasttext,tfidf-rf,llm \
-  --set fasttext.dim=0 --set tfidf-rf.n_trees=5
-assert_eq failed "$(json_get "$dir/run/pipeline.json" 'j["stages"][0]["status"]')" "fasttext status"
-assert_contains "$dir/run/pipeline.json" "dim"
+  "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run" --stages cascade,tfidf-rf,llm \
+  --set cascade.members="$dir/none-a,$dir/none-b" --set tfidf-rf.n_trees=5
+assert_eq failed "$(json_get "$dir/run/pipeline.json" 'j["stages"][0]["status"]')" "cascade status"
+assert_contains "$dir/run/pipeline.json" "none-a"
 assert_eq done "$(json_get "$dir/run/pipeline.json" 'j["stages"][1]["status"]')" "tfidf-rf still ran"
 assert_eq skipped "$(json_get "$dir/run/pipeline.json" 'j["stages"][2]["status"]')" "llm status"
 assert_contains "$dir/err1" "a stage failed"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# --resume reuses nothing of an older training: a stage retrained because its config changed
+# starts over instead of continuing the old <stage>.work checkpoint (so a wider bert trains),
+# and a cascade whose member failed in this run is skipped, naming the member, instead of being
+# built from the member's older bundle. A tiny bert on the tiny fixture keeps it to seconds.
+source "$(dirname "$0")/lib.sh"
+dir=$(scratch)
+data="$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
+tiny=(--set bert.layers=1 --set bert.hidden=16 --set bert.heads=2 --set bert.ff=32 --set bert.max_len=16
+      --set bert.bigram_buckets=64 --set bert.vocab_min_count=1 --set bert.pretrain_epochs=0 --set bert.max_steps=2)
+run() {
+  "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run" --stages tfidf-rf,bert,cascade --threads 1 --compress none \
+    --set tfidf-rf.n_trees=5 --set cascade.members=tfidf-rf,bert "${tiny[@]}" "$@"
+}
+stage() {  # STAGE FIELD: the field of the stage's row in pipeline.json
+  json_get "$dir/run/pipeline.json" "[s['$2'] for s in j['stages'] if s['stage'] == '$1'][0]"
+}
+
+run >/dev/null 2>"$dir/err1" || { cat "$dir/err1" >&2; fail "first run"; }
+[[ -d "$dir/run/bert.work/bert_checkpoint" ]] || fail "no bert checkpoint left to resume from"
+
+run --resume --set bert.hidden=32 >/dev/null 2>"$dir/err2" || { cat "$dir/err2" >&2; fail "resume with a wider bert"; }
+if grep -q "resuming fine-tuning" "$dir/err2"; then fail "bert continued the checkpoint of its older config"; fi
+assert_eq 32 "$(json_get "$dir/run/bert/manifest.json" 'j["config"]["hidden"]')" "bert retrained with the new width"
+
+# freeze_layers beyond layers fails only once bert trains.
+expect_exit 1 "$dir/err3" run --resume --set bert.hidden=32 --set bert.freeze_layers=2
+assert_eq failed "$(stage bert status)" "bert"
+assert_eq skipped "$(stage cascade status)" "cascade"
+assert_eq "it reads bert, which failed in this run" "$(stage cascade reason)" "cascade's reason"
+echo "test_pipeline_resume: ok"

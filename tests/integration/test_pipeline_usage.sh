@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# What the pipeline cannot carry out as asked is a usage error (exit 2) before any stage runs,
+# and leaves no run folder: an unknown --compress method, a --config-dir that is no folder, a
+# stage listed twice, a cascade listed before a member it reads, a --set value outside the
+# range its family accepts.
+source "$(dirname "$0")/lib.sh"
+dir=$(scratch)
+data="$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
+
+refused() {  # MESSAGE PIPELINE-ARGS...
+  local want=$1
+  shift
+  expect_exit 2 "$dir/err" "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run" "$@"
+  assert_contains "$dir/err" "$want"
+  [[ ! -e "$dir/run" ]] || fail "the run folder was made before refusing: $*"
+}
+
+refused "--compress quantise" --stages tfidf-rf --compress quantise
+refused "--config-dir $dir/missing" --stages tfidf-rf --config-dir "$dir/missing"
+refused "stage fasttext is listed twice" --stages fasttext,fasttext
+refused "stage cascade reads tfidf-rf" --stages cascade,tfidf-rf,fasttext --set cascade.members=tfidf-rf,fasttext
+refused "stage tfidf-rf: config key 'n_trees'" --stages fasttext,tfidf-rf --set tfidf-rf.n_trees=-3
+echo "test_pipeline_usage: ok"
