@@ -1,8 +1,11 @@
 #include "hf/bert_config.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "hf/json_fields.h"
+#include "newscls/utf8.h"
 
 namespace newscls::hf {
 namespace {
@@ -41,6 +44,15 @@ std::vector<std::string> read_id2label(const json& j, const std::string& path) {
     if (!value.is_string()) refuse_key(path, "id2label", "label " + key + " must be a string, found " + describe_json(value));
     labels[static_cast<std::size_t>(id)] = value.get<std::string>();
     seen[static_cast<std::size_t>(id)] = true;
+  }
+  // They become the bundle's classes: each named, once, and one TSV field.
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const std::string& name = labels[i];
+    const std::u32string chars = is_valid_utf8(name) ? decode_utf8(name) : U"\t";
+    const bool printable = std::none_of(chars.begin(), chars.end(), is_invisible_char);
+    if (name.empty() || !printable || std::find(labels.begin(), labels.begin() + i, name) != labels.begin() + i) {
+      refuse_key(path, "id2label", "label " + std::to_string(i) + " is empty, repeated or holds a control character");
+    }
   }
   return labels;
 }
