@@ -248,6 +248,13 @@ nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx, Collecti
   if (ctx.init_dir.rfind(kHfPrefix, 0) == 0) return init_from_hf(ctx.init_dir.substr(3), num_classes);
   if (!ctx.init_dir.empty()) {
     EncoderBundle enc = open_encoder_bundle(ctx.init_dir);
+    const nlohmann::json defaults = strip_docs(default_options_json());
+    const Architecture& a = enc.options.arch;
+    for (const auto& [key, value] : {std::pair<const char*, long long>{"layers", a.layers}, {"hidden", a.hidden},
+                                     {"heads", a.heads}, {"ff", a.ff}, {"max_len", a.max_len},
+                                     {"bigram_buckets", a.bigram_buckets}, {"trigram_buckets", a.trigram_buckets}}) {
+      refuse_if_set(config_, defaults, key, value, ctx.init_dir);
+    }
     options_.arch.layers = enc.options.arch.layers;
     options_.arch.hidden = enc.options.arch.hidden;
     options_.arch.heads = enc.options.arch.heads;

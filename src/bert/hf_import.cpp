@@ -58,15 +58,14 @@ void copy_tensor(const hf::Tensor& from, torch::Tensor& into, const std::string&
   into.copy_(src);
 }
 
-// A config key the user changed from its default that disagrees with the checkpoint.
-void refuse_if_set(const nlohmann::json& config, const nlohmann::json& defaults, const std::string& key,
-                   long long checkpoint_value, const std::string& origin) {
-  if (config.at(key) == defaults.at(key) || config.at(key) == checkpoint_value) return;
-  throw ConfigError(key, "is " + config.at(key).dump() + " but --init " + origin + " has " +
-                             std::to_string(checkpoint_value) + "; the checkpoint fixes it (drop the key)");
-}
-
 }  // namespace
+
+void refuse_if_set(const nlohmann::json& config, const nlohmann::json& defaults, const std::string& key,
+                   long long init_value, const std::string& origin) {
+  if (config.at(key) == defaults.at(key) || config.at(key) == init_value) return;
+  throw ConfigError(key, "is " + config.at(key).dump() + " but --init " + origin + " has " +
+                             std::to_string(init_value) + "; it fixes it (drop the key)");
+}
 
 Architecture architecture_of(const hf::BertCheckpoint& ck, std::int64_t max_len) {
   const hf::BertConfig& c = ck.config;

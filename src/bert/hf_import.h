@@ -36,4 +36,9 @@ void copy_checkpoint_weights(const hf::BertCheckpoint& checkpoint, ClassifierMod
 void adopt_checkpoint_architecture(const hf::BertCheckpoint& checkpoint, nlohmann::json& config,
                                    Options& options);
 
+// Throws ConfigError naming key when config changed it from defaults to another value than
+// the one --init `origin` fixes.
+void refuse_if_set(const nlohmann::json& config, const nlohmann::json& defaults, const std::string& key,
+                   long long init_value, const std::string& origin);
+
 }  // namespace newscls::bert

@@ -17,6 +17,11 @@ assert_eq 10 "$(json_get "$dir/encoder/manifest.json" "j['training']['pretrain_s
 assert_eq 20 "$(json_get "$dir/model/manifest.json" "j['training']['steps']")" "fine-tuning steps"
 assert_eq True "$(json_get "$dir/model/manifest.json" "j['training']['train_titles_per_s'] > 0")" "titles/s"
 assert_eq "$dir/encoder" "$(json_get "$dir/model/manifest.json" "j['training']['init_dir']")" "init dir"
+# The encoder fixes the architecture: a width set otherwise is refused by name, not ignored.
+expect_exit 1 "$dir/init.err" "$NEWSCLS_BIN" train --model bert --data "$dir/data" --out "$dir/wider" --init "$dir/encoder" \
+  "${tiny[@]}" --set hidden=64 --set epochs=1 --set max_steps=2
+assert_contains "$dir/init.err" "config key 'hidden': is 64 but --init $dir/encoder has 32"
+[[ ! -e "$dir/wider" ]] || fail "a refused --init trained"
 
 # Without --init, train pretrains first when pretrain_epochs > 0.
 "$NEWSCLS_BIN" train --model bert --data "$dir/data" --out "$dir/model2" "${tiny[@]}" \
