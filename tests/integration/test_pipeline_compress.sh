@@ -16,6 +16,10 @@ assert_eq quantize "$(json_get "$dir/run/bert-quantize/compression.json" 'j["met
 [[ -f "$dir/run/bert-quantize/weights.int8.bin" ]] || fail "no int8 payload"
 assert_contains "$dir/run/report.html" "<h2>Compression</h2>"
 grep -q "| bert-quantize | quantize | .* -> .* |" "$dir/run/report.md" || { cat "$dir/run/report.md"; fail "compression row"; }
+# An int8 bundle is no source for another compression: refused, naming what to use.
+expect_exit 2 "$dir/err3.txt" "$NEWSCLS_BIN" compress --model-dir "$dir/run/bert-quantize" --method prune --data "$data" \
+  --out "$dir/pruned" --threads 1
+assert_contains "$dir/err3.txt" "holds int8 weights: compress the float bundle it was quantised from"
 
 "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run2" --stages bert --threads 1 --compress none "${tiny[@]}" \
   >/dev/null 2>"$dir/err2.txt" || { cat "$dir/err2.txt" >&2; fail "pipeline --compress none failed"; }
