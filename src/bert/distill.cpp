@@ -9,6 +9,7 @@
 #include "bert/attention_kl.h"
 #include "bert/bert.h"
 #include "bert/compress.h"
+#include "bert/quantize.h"
 #include "bert/settings.h"
 #include "bert/tensor_io.h"
 #include "bert/title_tokenizer.h"
@@ -59,6 +60,7 @@ struct Teacher {
 
 Teacher load_teacher(const std::string& dir) {
   const Bundle bundle = Bundle::open(dir);
+  refuse_int8_source(bundle);
   if (bundle.manifest().family != family().name()) {
     throw ModelFormatError(dir, "distillation needs a " + family().name() + " bundle as --model-dir");
   }

@@ -9,6 +9,7 @@
 
 #include "bert/compress.h"
 #include "bert/prune.h"
+#include "bert/quantize.h"
 #include "bert/settings.h"
 #include "bert/tensor_io.h"
 #include "bert/title_tokenizer.h"
@@ -102,6 +103,7 @@ struct LoadedBert {
 
 LoadedBert load_bert(const std::string& dir, const std::shared_ptr<MaskRng>& rng) {
   const Bundle bundle = Bundle::open(dir);
+  refuse_int8_source(bundle);
   LoadedBert b;
   b.manifest = bundle.manifest();
   b.options = parse_options(b.manifest.config);

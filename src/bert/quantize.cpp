@@ -100,6 +100,12 @@ std::int64_t parameter_count(const torch::nn::Module& model) {
 
 bool has_int8_weights(const Bundle& bundle) { return bundle.manifest().payloads.count(kInt8Payload) > 0; }
 
+void refuse_int8_source(const Bundle& bundle) {
+  if (has_int8_weights(bundle)) {
+    throw UsageError(bundle.dir() + " holds int8 weights: compress the float bundle it was quantised from");
+  }
+}
+
 void save_int8_weights(const std::string& path, const torch::nn::Module& model, const Int8Layout& layout) {
   const NamedTensors state = named_state(model);
   PayloadWriter w(path, kMagic, kVersion);

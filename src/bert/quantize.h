@@ -32,6 +32,9 @@ struct Int8Layout {
 };
 
 bool has_int8_weights(const Bundle& bundle);
+// Pruning and distillation start from float weights: an int8 bundle is a UsageError saying so
+// ("lists no payload 'weights.bin'" said nothing).
+void refuse_int8_source(const Bundle& bundle);
 void save_int8_weights(const std::string& path, const torch::nn::Module& model, const Int8Layout& layout);
 // Throws ModelFormatError naming the file on a wrong magic/version, a truncated or corrupt
 // payload, or tensors that do not fit the model.

@@ -432,10 +432,13 @@ TEST(BertClassifier, PretrainedEncoderBundleInitialisesFineTuning) {
 
   auto model = make_classifier();
   nlohmann::json c = tiny_config();
-  apply_override(c, "hidden=16");  // the encoder's architecture wins
+  apply_override(c, "hidden=16");  // the encoder fixes the architecture: refused, not ignored
   model->configure(c);
   TrainContext ctx = context(data, "");
   ctx.init_dir = dir + "/encoder";
+  EXPECT_THROW(model->train(ctx), ConfigError);
+  model = make_classifier();
+  model->configure(tiny_config());
   EXPECT_EQ(model->train(ctx).at("init_dir"), dir + "/encoder");
   EXPECT_EQ(model->config().at("hidden"), 32);
   ctx.init_dir = dir;  // not a bundle
