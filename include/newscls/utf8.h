@@ -29,5 +29,7 @@ bool is_space_char(char32_t cp);
 bool is_invisible_char(char32_t cp);
 // True when s has a character that is neither space nor invisible.
 bool has_visible_char(std::string_view s);
+// True when valid UTF-8 s holds a control or format character (a tab, say).
+bool has_invisible_char(std::string_view s);
 
 }  // namespace newscls

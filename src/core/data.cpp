@@ -2,7 +2,6 @@
 
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -82,8 +81,7 @@ LabelSet read_class_file(const std::string& path) {
       throw DataError(path, first_blank, "blank line among the class names (a class's id is its line number, from 0)");
     }
     if (!is_valid_utf8(line)) throw DataError(path, number, "class name is not valid UTF-8");
-    const std::u32string chars = decode_utf8(line);
-    if (std::any_of(chars.begin(), chars.end(), is_invisible_char)) {
+    if (has_invisible_char(line)) {
       throw DataError(path, number, "class name holds a tab or another control or format character");
     }
     if (labels.id_of(line) >= 0) throw DataError(path, number, "duplicate class name '" + line + "'");

@@ -2,6 +2,8 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
+
 namespace newscls {
 namespace {
 
@@ -111,6 +113,11 @@ bool is_space_char(char32_t cp) {
 bool is_invisible_char(char32_t cp) {
   const auto category = utf8proc_category(static_cast<utf8proc_int32_t>(cp));
   return category == UTF8PROC_CATEGORY_CC || category == UTF8PROC_CATEGORY_CF;
+}
+
+bool has_invisible_char(std::string_view s) {
+  const std::u32string chars = decode_utf8(s);
+  return std::any_of(chars.begin(), chars.end(), is_invisible_char);
 }
 
 bool has_visible_char(std::string_view s) {

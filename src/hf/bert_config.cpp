@@ -48,8 +48,7 @@ std::vector<std::string> read_id2label(const json& j, const std::string& path) {
   // They become the bundle's classes: each named, once, and one TSV field.
   for (std::size_t i = 0; i < labels.size(); ++i) {
     const std::string& name = labels[i];
-    const std::u32string chars = is_valid_utf8(name) ? decode_utf8(name) : U"\t";
-    const bool printable = std::none_of(chars.begin(), chars.end(), is_invisible_char);
+    const bool printable = is_valid_utf8(name) && !has_invisible_char(name);
     if (name.empty() || !printable || std::find(labels.begin(), labels.begin() + i, name) != labels.begin() + i) {
       refuse_key(path, "id2label", "label " + std::to_string(i) + " is empty, repeated or holds a control character");
     }
