@@ -90,6 +90,8 @@ class Family {
   // (--device); train refuses both for a family that would ignore them.
   virtual bool trains_from_init() const { return false; }
   virtual bool trains_on_device() const { return false; }
+  // Whether train keeps checkpoints in TrainContext::work_dir that --resume continues.
+  virtual bool resumes() const { return false; }
 
   // Pretrains an encoder bundle; families without an encoder throw UsageError.
   virtual nlohmann::json pretrain(const PretrainRequest& request) const;

@@ -42,7 +42,10 @@ struct TrainRequest {
   std::uint64_t seed = 1;
   int threads = 0;                  // 0 = all cores
   bool skip_bad_lines = false;
-  bool resume = false;              // continue from work_dir_for(out_dir) where the family can
+  bool resume = false;              // continue from work_dir_for(out_dir) (families that resume)
+  // What --resume does with a work folder started with other settings: false refuses (a
+  // usage error naming what changed), true trains anew (the pipeline).
+  bool restart_changed_work = false;
   std::string init_dir;
   std::string device = "cpu";
   DistributedSettings distributed;  // ranks other than 0 train but write no bundle
@@ -108,6 +111,10 @@ struct EvalRun {
   Metrics metrics;
   nlohmann::json report;            // what metrics.json holds
 };
+
+// The model's attention dumps of titles into dir as 0..n-1.{json,npy,html}; the dumps of an
+// earlier, longer list there are removed, so the folder holds this list's alone.
+void dump_attention_into(Classifier& model, const std::vector<std::string>& titles, const std::string& dir);
 
 // Adds the member names of a cascade's training facts ("stages") to metrics.json's stages.
 void name_stages(nlohmann::json& metrics, const nlohmann::json& training);

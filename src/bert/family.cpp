@@ -15,6 +15,7 @@ class BertFamily final : public Family {
   bool trains_distributed() const override { return true; }
   bool trains_from_init() const override { return true; }
   bool trains_on_device() const override { return true; }
+  bool resumes() const override { return true; }
   nlohmann::json pretrain(const PretrainRequest& request) const override { return pretrain_encoder_bundle(request); }
   bool imports(const std::string& format) const override { return format == kHuggingFaceFormat; }
   nlohmann::json import_checkpoint(const ImportRequest& request) const override {

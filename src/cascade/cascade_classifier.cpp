@@ -327,6 +327,12 @@ std::vector<std::string> split_members(const std::string& list) {
 }
 
 std::string replace_members(const std::string& list, const std::vector<std::string>& bundles) {
+  for (const std::string& bundle : bundles) {
+    if (bundle.find(',') != std::string::npos) {
+      throw UsageError("cascade: member folder '" + bundle + "' holds a comma, which separates members; " +
+                       "choose a path without one");
+    }
+  }
   std::string out;
   std::size_t next = 0, begin = 0;
   while (true) {

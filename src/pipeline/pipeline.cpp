@@ -106,20 +106,14 @@ TrainRequest train_request(const PipelineRequest& request, const std::string& st
   return train;
 }
 
-// A retrained stage starts from nothing: its work folder holds an older training's checkpoints,
-// which training would continue (the old weights under the new config, or a shape mismatch).
-void clear_work_dir(const std::string& stage, const std::string& stage_dir) {
-  const std::string work_dir = work_dir_for(stage_dir);
-  if (!fs::exists(work_dir)) return;
-  fs::remove_all(work_dir);
-  spdlog::info("stage {}: starting over: removed {}", stage, work_dir);
-}
-
 StageResult train_stage(const PipelineRequest& request, const PlannedStage& stage, bool continue_work) {
   StageResult result{stage.name, StageStatus::kDone, "", 0};
   TrainRequest train = train_request(request, stage.name, stage.dir);
   train.config = stage.config;
-  train.resume = continue_work;
+  // Training empties the work folder it does not continue, and starts over where the
+  // checkpoints there were made with other settings (an interrupted stage whose config changed).
+  train.resume = continue_work && find_family(stage.name).resumes();
+  train.restart_changed_work = true;
   const Stopwatch watch;
   try {
     result.reason = find_family(stage.name).unavailable_reason(stage.config);
@@ -127,7 +121,6 @@ StageResult train_stage(const PipelineRequest& request, const PlannedStage& stag
       result.status = StageStatus::kSkipped;
       return result;
     }
-    if (!continue_work) clear_work_dir(stage.name, stage.dir);
     train_model(train);
   } catch (const InterruptedError&) {
     throw;
@@ -286,6 +279,10 @@ std::vector<PlannedStage> plan_run(const PipelineRequest& request, const std::st
   check_stages_distinct(stages);
   for (const std::string& stage : stages) find_family(stage);  // an unknown or unloadable stage stops here
   check_compress_method(request.compress, stages);
+  if (fs::exists(run_dir + "/manifest.json")) {
+    throw UsageError("pipeline --out " + run_dir + " is a model bundle (it holds manifest.json); a run folder " +
+                     "holds a bundle per stage: name another folder");
+  }
   if (!request.config_dir.empty() && !fs::is_directory(request.config_dir)) {
     throw UsageError("pipeline --config-dir " + request.config_dir + ": no such folder");
   }

@@ -6,6 +6,7 @@
 #include "newscls/workflow.h"
 #include "workflow/calibration.h"
 #include "workflow/splits.h"
+#include "workflow/work_folder.h"
 
 namespace newscls {
 namespace {
@@ -35,7 +36,8 @@ nlohmann::json fit_calibration_facts(const EvalOutcome& dev, Temperature& t) {
 
 namespace {
 
-TrainContext context_for(const TrainRequest& request, const Splits& splits, const std::string& out_dir, int threads) {
+TrainContext context_for(const TrainRequest& request, const Splits& splits, const std::string& out_dir, int threads,
+                         bool resume) {
   TrainContext ctx;
   ctx.train = &splits.train;
   ctx.dev = &splits.dev;
@@ -43,7 +45,7 @@ TrainContext context_for(const TrainRequest& request, const Splits& splits, cons
   ctx.seed = request.seed;
   ctx.threads = threads;
   ctx.work_dir = work_dir_for(out_dir);
-  ctx.resume = request.resume;
+  ctx.resume = resume;
   ctx.init_dir = request.init_dir;
   ctx.device = request.device;
   ctx.distributed = request.distributed;
@@ -61,7 +63,7 @@ nlohmann::json timed_train(Classifier& model, const TrainContext& ctx) {
 }
 
 Manifest manifest_for(const Classifier& model, const Splits& splits, const nlohmann::json& facts,
-                      const Metrics& test) {
+                      const Metrics& test, const std::string& data_sha256) {
   Manifest manifest;
   manifest.family = model.family();
   manifest.labels = splits.labels.names;
@@ -70,7 +72,7 @@ Manifest manifest_for(const Classifier& model, const Splits& splits, const nlohm
   manifest.training["test_accuracy"] = test.accuracy;
   manifest.training["test_macro_f1"] = test.macro_f1;
   manifest.training["data"] = splits.layout.dir;
-  manifest.training["data_sha256"] = data_fingerprint(splits.layout);
+  manifest.training["data_sha256"] = data_sha256;
   return manifest;
 }
 
@@ -109,6 +111,9 @@ void check_family_options(const TrainRequest& request) {
   if (!request.init_dir.empty() && !family.trains_from_init()) {
     throw UsageError("--init: family '" + request.family + "' does not start from another bundle");
   }
+  if (request.resume && !family.resumes()) {
+    throw UsageError("--resume: family '" + request.family + "' keeps no checkpoints to continue; train without it");
+  }
   if (request.device != "cpu" && !family.trains_on_device()) {
     throw UsageError("--device " + request.device + ": family '" + request.family + "' trains on the CPU only");
   }
@@ -123,6 +128,17 @@ void check_distributed(const TrainRequest& request) {
     throw UsageError("family '" + request.family + "' cannot train distributed (WORLD_SIZE " +
                      std::to_string(d.world_size) + "); run it as one process (WORLD_SIZE=1)");
   }
+}
+
+// Whether training continues the work folder's checkpoints: only those made with the same
+// settings. Rank 0 alone readies the folder, which the ranks may share.
+bool continue_work(const TrainRequest& request, const Classifier& model, const std::string& out_dir,
+                   const std::string& data_sha256) {
+  if (!find_family(request.family).resumes() || request.distributed.rank != 0) return request.resume;
+  const nlohmann::json settings = {{"family", model.family()}, {"config", model.config()}, {"seed", request.seed},
+                                   {"data_sha256", data_sha256}, {"init", request.init_dir}};
+  return prepare_work_folder(work_dir_for(out_dir), settings, request.resume,
+                             request.restart_changed_work ? ChangedWork::kStartOver : ChangedWork::kRefuse);
 }
 
 }  // namespace
@@ -140,7 +156,9 @@ TrainOutcome train_model(const TrainRequest& request) {
   const Splits splits = read_splits(request.data_dir, request.skip_bad_lines);
   const int threads = request.threads > 0 ? request.threads : default_thread_count();
   model->set_threads(threads);
-  nlohmann::json facts = timed_train(*model, context_for(request, splits, out_dir, threads));
+  const std::string data_sha256 = data_fingerprint(splits.layout);
+  const bool resume = continue_work(request, *model, out_dir, data_sha256);
+  nlohmann::json facts = timed_train(*model, context_for(request, splits, out_dir, threads, resume));
   if (request.distributed.rank != 0) {  // rank 0 evaluates and writes the bundle
     spdlog::info("rank {} done; rank 0 writes the bundle {}", request.distributed.rank, out_dir);
     TrainOutcome outcome{out_dir, {}, {{"training", facts}}};
@@ -165,7 +183,7 @@ TrainOutcome train_model(const TrainRequest& request) {
   metrics["calibrated"] = facts.contains(kCalibrationFact) || facts.value("calibrated", false);
   name_stages(metrics, facts);
   write_eval_files(writer.file_path("metrics.json"), eval, metrics, splits.test, splits.labels, request.family + " on test");
-  writer.commit(manifest_for(*model, splits, facts, eval.metrics));
+  writer.commit(manifest_for(*model, splits, facts, eval.metrics, data_sha256));
   spdlog::info("wrote bundle {}", out_dir);
   return {out_dir, eval.metrics, metrics};
 }

@@ -51,6 +51,8 @@ assert_contains "$dir/err" "config key '_n_trees': unknown key"
 # Options a family would ignore are refused.
 expect_exit 2 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --out "$dir/x" --init "$dir"
 assert_contains "$dir/err" "--init"
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --out "$dir/x" --resume
+assert_contains "$dir/err" "--resume: family 'fasttext' keeps no checkpoints"
 expect_exit 2 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --out "$dir/x" --device cuda
 assert_contains "$dir/err" "CPU only"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # --resume reuses nothing of an older training: a stage retrained because its config changed
 # starts over instead of continuing the old <stage>.work checkpoint (so a wider bert trains),
-# and a cascade whose member failed in this run is skipped, naming the member, instead of being
+# an interrupted stage resumed with another config starts over too (`train --resume` refuses,
+# naming the change), and a cascade whose member failed in this run is skipped, naming the member, instead of being
 # built from the member's older bundle. A tiny bert on the tiny fixture keeps it to seconds.
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch)
@@ -28,4 +29,18 @@ expect_exit 1 "$dir/err3" run --resume --set bert.hidden=32 --set bert.freeze_la
 assert_eq failed "$(stage bert status)" "bert"
 assert_eq skipped "$(stage cascade status)" "cascade"
 assert_eq "it reads bert, which failed in this run" "$(stage cascade reason)" "cascade's reason"
+# Interrupted (a work folder, no bundle yet): resumed with the same settings it continues the
+# checkpoint; with another learning rate it starts over; `train --resume` refuses instead.
+run --set bert.lr=1e-4 >/dev/null 2>"$dir/err4" || { cat "$dir/err4" >&2; fail "fresh run"; }
+rm -r "$dir/run/bert"
+run --resume --set bert.lr=1e-4 >/dev/null 2>"$dir/err5" || { cat "$dir/err5" >&2; fail "resume"; }
+assert_contains "$dir/err5" "resuming fine-tuning"
+rm -r "$dir/run/bert"
+run --resume --set bert.lr=2e-4 >/dev/null 2>"$dir/err6" || { cat "$dir/err6" >&2; fail "resume, another lr"; }
+assert_contains "$dir/err6" "was started with other settings (lr 0.0001 -> 0.0002): starting over"
+if grep -q "resuming fine-tuning" "$dir/err6"; then fail "bert continued a checkpoint of another learning rate"; fi
+bare=("${tiny[@]/#bert./}")
+expect_exit 2 "$dir/err7" "$NEWSCLS_BIN" train --model bert --data "$data" --out "$dir/run/bert" --threads 1 --resume \
+  "${bare[@]}" --set lr=3e-4
+assert_contains "$dir/err7" "holds a training started with other settings (lr 0.0002 -> 0.0003)"
 echo "test_pipeline_resume: ok"
