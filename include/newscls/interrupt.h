@@ -7,6 +7,9 @@ namespace newscls {
 
 void install_interrupt_handlers();
 bool interrupted();
+// How many signals have arrived: work that finishes before stopping (paid requests in flight)
+// stops at once on the second.
+int interrupt_count();
 void check_interrupted();
 
 }  // namespace newscls

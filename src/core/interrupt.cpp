@@ -9,7 +9,9 @@ namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;  // the one global: a signal handler needs it
 
-void on_signal(int) { g_interrupted = 1; }
+void on_signal(int) {
+  if (g_interrupted < 100) g_interrupted = g_interrupted + 1;  // counted: a second one insists
+}
 
 }  // namespace
 
@@ -22,6 +24,8 @@ void install_interrupt_handlers() {
 }
 
 bool interrupted() { return g_interrupted != 0; }
+
+int interrupt_count() { return g_interrupted; }
 
 void check_interrupted() {
   if (interrupted()) throw InterruptedError();

@@ -157,13 +157,15 @@ void RequestEngine::run(const std::vector<std::string>& bodies, const OnResult& 
     ~Abandon() { curl.abandon(); }
   } abandon_on_exit{*curl_};
 
-  std::exception_ptr stop;  // set by a throw: nothing new starts, the transfers in flight finish
+  std::exception_ptr stop;  // set by a throw or a signal: nothing new starts, the transfers in flight finish
+  int signals_to_abandon = 1;  // stopped by an error, a signal abandons the wait; by a signal, a second one
   while (stop ? queue.busy > 0 : queue.settled < bodies.size()) {
-    if (stop) {
-      check_interrupted_after(stop);
-    } else {
-      check_interrupted();
+    if (!stop && interrupted()) {
+      stop = std::make_exception_ptr(InterruptedError());
+      signals_to_abandon = 2;
+      stop_starting(queue, "interrupted (again to abandon them)");
     }
+    check_interrupted_after(stop, signals_to_abandon);
     const auto now = Clock::now();
     while (!queue.waiting.empty() && queue.waiting.top().first <= now) {
       queue.ready.push_back(queue.waiting.top().second);
@@ -176,7 +178,7 @@ void RequestEngine::run(const std::vector<std::string>& bodies, const OnResult& 
       finish_done(queue, on_result, on_give_up, counters, stop != nullptr);
     } catch (...) {
       stop = std::current_exception();
-      stop_starting(queue);
+      stop_starting(queue, "stopping");
     }
     if (!stop && queue.settled == bodies.size()) break;
     const int timeout = wait_ms(queue);
@@ -185,27 +187,28 @@ void RequestEngine::run(const std::vector<std::string>& bodies, const OnResult& 
   if (stop) std::rethrow_exception(stop);
 }
 
-// SIGINT while waiting for the transfers in flight ends the wait, but the error that stopped
-// the run is what the user must learn (a 402, say), so it is logged before the interrupt.
-void RequestEngine::check_interrupted_after(const std::exception_ptr& stop) {
-  try {
-    check_interrupted();
-  } catch (const InterruptedError&) {
+// A signal while waiting for the transfers in flight ends the wait (the second, when a signal
+// began it); when an error began it, that error is what the user must learn (a 402, say), so
+// it is logged before the interrupt.
+void RequestEngine::check_interrupted_after(const std::exception_ptr& stop, int signals) {
+  if (interrupt_count() < signals) return;
+  if (stop) {
     try {
       std::rethrow_exception(stop);
+    } catch (const InterruptedError&) {
     } catch (const std::exception& e) {
       spdlog::error("llm: the run had stopped on: {}", e.what());
     }
-    throw;
   }
+  throw InterruptedError();
 }
 
-void RequestEngine::stop_starting(Queue& queue) const {
+void RequestEngine::stop_starting(Queue& queue, const char* why) const {
   queue.ready.clear();
   queue.waiting = {};
   // Their answers are paid for: let them arrive, so on_result can keep them (a cache).
   if (queue.busy > 0) {
-    spdlog::warn("llm: stopping; waiting for the {} request(s) in flight (at most {:g} s) to keep their answers",
+    spdlog::warn("llm: {}; waiting for the {} request(s) in flight (at most {:g} s) to keep their answers", why,
                  queue.busy, options_.timeout_s);
   }
 }

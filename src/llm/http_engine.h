@@ -70,8 +70,8 @@ class RequestEngine {
   void start_ready(Queue& queue, const std::vector<std::string>& bodies, EngineCounters& counters);
   void finish_done(Queue& queue, const OnResult& on_result, const OnGiveUp& on_give_up,
                    EngineCounters& counters, bool stopping);
-  void stop_starting(Queue& queue) const;
-  static void check_interrupted_after(const std::exception_ptr& stop);
+  void stop_starting(Queue& queue, const char* why) const;
+  static void check_interrupted_after(const std::exception_ptr& stop, int signals);
   static void drain(std::size_t job, const HttpResult& result, const OnResult& on_result);
   void settle(Queue& queue, std::size_t job, const HttpResult& result, const OnResult& on_result,
               const OnGiveUp& on_give_up, EngineCounters& counters);

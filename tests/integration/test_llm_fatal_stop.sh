@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A fatal reply (402, out of balance) stops an llm run, but the requests already in flight
 # are paid for: the run waits for them, caches their answers and only then fails, so a rerun
-# does not pay for them again.
+# does not pay for them again. SIGINT does the same for the requests in flight (a second
+# SIGINT abandons them).
 source "$(dirname "$0")/lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 
@@ -42,4 +43,34 @@ set -e
 assert_eq 130 "$code" "exit code after SIGINT during the wait"
 assert_contains "$dir/int.err" "the run had stopped on"
 assert_contains "$dir/int.err" "HTTP 402"
+
+# interrupt_run SCRIPT CACHE: starts a run against a server answering as SCRIPT says, sends
+# SIGINT once all six requests are out, and leaves the run's pid in $pid.
+interrupt_run() {
+  stop_llm_server
+  start_llm_server "$dir" --truth "$dir/data/test.txt" --classes "$dir/data/class.txt" --script "$1"
+  "$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/model" --set "base_url=$LLM_URL" \
+    --set "cache_path=$2" --set concurrency=6 2>"$dir/sigint.err" &
+  pid=$!
+  for _ in $(seq 100); do [[ $(server_stat "j['requests']") == 6 ]] && break; sleep 0.05; done
+  kill -INT "$pid"
+}
+wait_exit() { set +e; wait "$pid"; code=$?; set -e; }  # the run's exit status in $code
+echo '{"*": {"slow": 0.5}}' >"$dir/slow.json"
+interrupt_run "$dir/slow.json" "$dir/cache_int.sqlite"
+wait_exit
+assert_eq 130 "$code" "exit code after SIGINT"
+assert_contains "$dir/sigint.err" "interrupted (again to abandon them); waiting for the 6 request(s) in flight"
+assert_eq 6 "$(cache_rows "$dir/cache_int.sqlite")" "answers in flight at SIGINT, kept"
+assert_eq 6 "$(server_stat "j['requests']")" "requests: nothing new starts after SIGINT"
+
+echo '{"*": {"slow": 5}}' >"$dir/slower.json"
+interrupt_run "$dir/slower.json" "$dir/cache_int2.sqlite"
+sleep 0.3
+kill -0 "$pid" 2>/dev/null || fail "one SIGINT abandoned the requests in flight"
+kill -INT "$pid"
+start=$(date +%s%N)
+wait_exit
+assert_eq 130 "$code" "exit code after a second SIGINT"
+(( ($(date +%s%N) - start) / 1000000 < 2000 )) || fail "the second SIGINT did not end the wait"
 echo "ok"
