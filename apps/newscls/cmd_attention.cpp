@@ -31,8 +31,7 @@ void run_attention(const AttentionOptions& o) {
   TitleReader reader(o.input);
   std::string title;
   while ((o.limit == 0 || titles.size() < o.limit) && reader.next(title)) titles.push_back(title);
-  make_directories(o.out_dir);
-  model->dump_attention(titles, 0, o.out_dir);
+  dump_attention_into(*model, titles, o.out_dir);
   spdlog::info("attention of {} titles written to {}", titles.size(), o.out_dir);
   std::printf("%zu titles: %s/{0..%zu}.{json,npy,html}\n", titles.size(), o.out_dir.c_str(),
               titles.empty() ? 0 : titles.size() - 1);

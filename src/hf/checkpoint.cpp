@@ -1,10 +1,30 @@
 #include "hf/checkpoint.h"
 
 #include <filesystem>
+#include <regex>
+
+#include <spdlog/spdlog.h>
 
 #include "newscls/error.h"
 
 namespace newscls::hf {
+namespace {
+
+// transformers loads such a checkpoint too, warning of the weights it does not use; a
+// num_hidden_layers below the layers the file holds is nearly always a mistaken config.json.
+void warn_of_unread_layers(const std::vector<std::string>& unused, std::int64_t layers, const std::string& path) {
+  static const std::regex kLayer(R"(encoder\.layer\.(\d+)\.)");
+  long long highest = -1;
+  std::smatch m;
+  for (const std::string& name : unused) {
+    if (std::regex_search(name, m, kLayer)) highest = std::max(highest, std::stoll(m[1].str()));
+  }
+  if (highest < 0) return;
+  spdlog::warn("{} holds encoder layers up to {}, but config.json's num_hidden_layers is {}: layers {} to {} are not read",
+               path, highest, layers, layers, highest);
+}
+
+}  // namespace
 
 BertCheckpoint load_bert_checkpoint(const std::string& dir) {
   namespace fs = std::filesystem;
@@ -25,6 +45,7 @@ BertCheckpoint load_bert_checkpoint(const std::string& dir) {
   }
   const SafetensorsFile file = SafetensorsFile::open(weights_path);
   BertWeights weights = load_bert_weights(file, config);
+  warn_of_unread_layers(weights.unused, config.num_hidden_layers, weights_path);
   return BertCheckpoint{dir, std::move(config), std::move(tokenizer), std::move(weights)};
 }
 

@@ -10,6 +10,7 @@
 
 #include "newscls/atomic_file.h"
 #include "newscls/registry.h"
+#include "newscls/workflow.h"
 #include "pipeline/stage_facts.h"
 #include "report/svg.h"
 
@@ -172,8 +173,7 @@ std::vector<std::string> stage_attention(const std::vector<StageFacts>& stages, 
   }
   const std::string dir = source->dir + "/attention";
   try {
-    make_directories(dir);
-    load_classifier(source->dir)->dump_attention(titles, 0, dir);
+    dump_attention_into(*load_classifier(source->dir), titles, dir);
   } catch (const std::exception& e) {
     spdlog::warn("report: no attention heatmaps: {}", e.what());
     return {};

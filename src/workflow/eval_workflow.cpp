@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <random>
+#include <set>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -18,6 +20,8 @@
 #include "newscls/stopwatch.h"
 #include "report/svg.h"
 #include "workflow/calibration.h"
+
+namespace fs = std::filesystem;
 
 namespace newscls {
 namespace {
@@ -224,12 +228,31 @@ void dump_attention_of(Classifier& model, const Dataset& data, const EvalOutcome
   n = std::min(n, outcome.indices.size());
   std::vector<std::string> titles;
   for (std::size_t k = 0; k < n; ++k) titles.push_back(data.titles[outcome.indices[k]]);
-  make_directories(dir);
-  model.dump_attention(titles, 0, dir);
+  dump_attention_into(model, titles, dir);
   spdlog::info("attention of {} titles written to {}", n, dir);
 }
 
+// "12.npy" -> 12; nullopt for a name that is not one of a dump's files.
+std::optional<std::size_t> dump_index(const fs::path& file) {
+  static const std::set<std::string> kExtensions = {".json", ".npy", ".html"};
+  const std::string stem = file.stem().string();
+  if (!kExtensions.count(file.extension().string()) || stem.empty() || stem.size() > 18 ||
+      !std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(std::stoull(stem));
+}
+
 }  // namespace
+
+void dump_attention_into(Classifier& model, const std::vector<std::string>& titles, const std::string& dir) {
+  make_directories(dir);
+  model.dump_attention(titles, 0, dir);
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    const std::optional<std::size_t> index = dump_index(entry.path().filename());
+    if (index && *index >= titles.size() && entry.is_regular_file()) fs::remove(entry.path());
+  }
+}
 
 namespace {
 

@@ -82,9 +82,13 @@ void verify_bundle(const Bundle& bundle) {
 std::unique_ptr<Classifier> load_uncalibrated_classifier(const Bundle& bundle) {
   const std::string& kind = bundle.manifest().family;
   const Family& family = family_of_bundle(bundle);
-  if (kind != family.name()) {
-    throw ModelFormatError(bundle.dir() + "/manifest.json",
-                           "a '" + kind + "' bundle cannot classify; it is for '" + family.name() + "' commands");
+  if (kind != family.name()) {  // a part for training (an encoder), not a model
+    const std::string fix = family.trains_from_init()
+                                ? "; train a classifier from it: newscls train --model " + family.name() + " --init " +
+                                      bundle.dir()
+                                : "";
+    throw ModelFormatError(bundle.dir() + "/manifest.json", "a '" + kind +
+                                                                "' bundle cannot classify, embed or show attention" + fix);
   }
   std::unique_ptr<Classifier> model = family.make_classifier();
   try {

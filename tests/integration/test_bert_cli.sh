@@ -63,9 +63,18 @@ for i, title in enumerate(titles):
     html = open(f"{out}/{i}.html", encoding="utf-8").read()
     assert "[CLS]" in html and "layer 1" in html and "head 2" in html
 PY
+# Dumped again for fewer titles, the folder holds the new dumps alone (a user's file stays).
+touch "$dir/att/notes.txt"
+"$NEWSCLS_BIN" attention --model-dir "$dir/model" --input "$dir/titles.txt" --limit 1 --out "$dir/att" >/dev/null
+assert_eq "0.html 0.json 0.npy notes.txt" "$(LC_ALL=C ls "$dir/att" | tr '\n' ' ' | sed 's/ $//')" "files after a shorter dump"
 
 "$NEWSCLS_BIN" predict --model-dir "$dir/model" --input "$dir/titles.txt" --output "$dir/pred.jsonl"
 assert_eq 3 "$(wc -l <"$dir/pred.jsonl")" "predictions"
+# pretrain's encoder is for --init: the commands that need a model say how to make one.
+for cmd in predict embed; do
+  expect_exit 1 "$dir/err" "$NEWSCLS_BIN" $cmd --model-dir "$dir/encoder" --input "$dir/titles.txt"
+  assert_contains "$dir/err" "train a classifier from it: newscls train --model bert --init $dir/encoder"
+done
 
 cp -r "$dir/model" "$dir/broken"
 head -c 100 "$dir/model/weights.bin" >"$dir/broken/weights.bin"
