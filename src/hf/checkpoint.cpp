@@ -13,13 +13,13 @@ namespace {
 // transformers loads such a checkpoint too, warning of the weights it does not use; a
 // num_hidden_layers below the layers the file holds is nearly always a mistaken config.json.
 void warn_of_unread_layers(const std::vector<std::string>& unused, std::int64_t layers, const std::string& path) {
-  static const std::regex kLayer(R"(encoder\.layer\.(\d+)\.)");
+  static const std::regex kLayer(R"(encoder\.layer\.(\d{1,9})\.)");
   long long highest = -1;
   std::smatch m;
   for (const std::string& name : unused) {
     if (std::regex_search(name, m, kLayer)) highest = std::max(highest, std::stoll(m[1].str()));
   }
-  if (highest < 0) return;
+  if (highest < layers) return;  // none, or stray tensors of layers that are read
   spdlog::warn("{} holds encoder layers up to {}, but config.json's num_hidden_layers is {}: layers {} to {} are not read",
                path, highest, layers, layers, highest);
 }

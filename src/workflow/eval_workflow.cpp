@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <optional>
 #include <random>
-#include <set>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -232,26 +231,41 @@ void dump_attention_of(Classifier& model, const Dataset& data, const EvalOutcome
   spdlog::info("attention of {} titles written to {}", n, dir);
 }
 
+constexpr const char* kDumpIndex = "dumps.json";
+
 // "12.npy" -> 12; nullopt for a name that is not one of a dump's files.
 std::optional<std::size_t> dump_index(const fs::path& file) {
-  static const std::set<std::string> kExtensions = {".json", ".npy", ".html"};
-  const std::string stem = file.stem().string();
-  if (!kExtensions.count(file.extension().string()) || stem.empty() || stem.size() > 18 ||
-      !std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+  const std::string stem = file.stem().string(), extension = file.extension().string();
+  if ((extension != ".json" && extension != ".npy" && extension != ".html") || stem.empty() || stem.size() > 18 ||
+      !std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      (stem.size() > 1 && stem[0] == '0')) {
     return std::nullopt;
   }
   return static_cast<std::size_t>(std::stoull(stem));
+}
+
+// How many titles the last dump into dir wrote, by its index file (0 without one).
+std::size_t dumped_before(const std::string& dir) {
+  const std::string path = dir + "/" + kDumpIndex;
+  if (!fs::is_regular_file(path)) return 0;
+  const nlohmann::json j = nlohmann::json::parse(read_file(path), nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.value("titles", nlohmann::json()).is_number_unsigned() ? j["titles"].get<std::size_t>() : 0;
 }
 
 }  // namespace
 
 void dump_attention_into(Classifier& model, const std::vector<std::string>& titles, const std::string& dir) {
   make_directories(dir);
+  const std::size_t before = dumped_before(dir);
   model.dump_attention(titles, 0, dir);
+  // Only what the index says an earlier dump wrote: other files in the folder are the user's.
+  std::vector<fs::path> stale;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
     const std::optional<std::size_t> index = dump_index(entry.path().filename());
-    if (index && *index >= titles.size() && entry.is_regular_file()) fs::remove(entry.path());
+    if (index && *index >= titles.size() && *index < before) stale.push_back(entry.path());
   }
+  for (const fs::path& path : stale) fs::remove(path);
+  write_file_atomic(dir + "/" + kDumpIndex, nlohmann::json{{"titles", titles.size()}}.dump() + "\n");
 }
 
 namespace {

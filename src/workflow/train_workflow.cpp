@@ -1,3 +1,5 @@
+#include <filesystem>
+
 #include <spdlog/spdlog.h>
 
 #include "newscls/atomic_file.h"
@@ -7,6 +9,8 @@
 #include "workflow/calibration.h"
 #include "workflow/splits.h"
 #include "workflow/work_folder.h"
+
+namespace fs = std::filesystem;
 
 namespace newscls {
 namespace {
@@ -130,14 +134,33 @@ void check_distributed(const TrainRequest& request) {
   }
 }
 
+// --init as a path that does not depend on how it was spelt ("enc", "./enc"); a scheme such as
+// "hf:" is kept in front.
+std::string canonical_init(const std::string& init) {
+  if (init.empty()) return init;
+  const std::size_t colon = init.find(':');
+  const std::string scheme = colon != std::string::npos && !fs::exists(init) ? init.substr(0, colon + 1) : "";
+  std::error_code error;
+  const fs::path path = fs::weakly_canonical(init.substr(scheme.size()), error);
+  return error ? init : scheme + path.string();
+}
+
 // Whether training continues the work folder's checkpoints: only those made with the same
-// settings. Rank 0 alone readies the folder, which the ranks may share.
+// settings. Rank 0 alone writes the folder, which the ranks may share; the others only check it,
+// so that all of them refuse a changed resume at once.
 bool continue_work(const TrainRequest& request, const Classifier& model, const std::string& out_dir,
                    const std::string& data_sha256) {
-  if (!find_family(request.family).resumes() || request.distributed.rank != 0) return request.resume;
-  const nlohmann::json settings = {{"family", model.family()}, {"config", model.config()}, {"seed", request.seed},
-                                   {"data_sha256", data_sha256}, {"init", request.init_dir}};
-  return prepare_work_folder(work_dir_for(out_dir), settings, request.resume,
+  if (!find_family(request.family).resumes()) return false;
+  const nlohmann::json settings = {{"family", model.family()},          {"config", model.config()},
+                                   {"seed", request.seed},              {"data_sha256", data_sha256},
+                                   {"init", canonical_init(request.init_dir)},
+                                   {"world_size", request.distributed.world_size}};
+  const std::string work_dir = work_dir_for(out_dir);
+  if (request.distributed.rank != 0) {
+    if (request.resume) check_work_folder(work_dir, settings);
+    return request.resume;
+  }
+  return prepare_work_folder(work_dir, settings, request.resume,
                              request.restart_changed_work ? ChangedWork::kStartOver : ChangedWork::kRefuse);
 }
 

@@ -17,20 +17,37 @@ constexpr const char* kSettingsFile = "settings.json";
 
 std::string settings_path(const std::string& work_dir) { return work_dir + "/" + kSettingsFile; }
 
-// null when absent or unreadable (a folder from before settings were recorded, or damaged).
+// null when absent or no JSON object (a folder from before settings were recorded, or damaged).
 nlohmann::json read_settings(const std::string& work_dir) {
   const std::string path = settings_path(work_dir);
-  if (!fs::exists(path)) return nullptr;
-  return nlohmann::json::parse(read_file(path), nullptr, /*allow_exceptions=*/false);
+  if (!fs::is_regular_file(path)) return nullptr;
+  nlohmann::json j = nlohmann::json::parse(read_file(path), nullptr, /*allow_exceptions=*/false);
+  return j.is_object() ? j : nlohmann::json();
 }
 
-void start_afresh(const std::string& work_dir, const nlohmann::json& settings) {
-  fs::remove_all(work_dir);
+void record(const std::string& work_dir, const nlohmann::json& settings) {
   make_directories(work_dir);
   write_file_atomic(settings_path(work_dir), settings.dump(2) + "\n");
 }
 
-bool has_work(const std::string& work_dir) { return fs::is_directory(work_dir) && !fs::is_empty(work_dir); }
+void start_afresh(const std::string& work_dir, const nlohmann::json& settings) {
+  fs::remove_all(work_dir);
+  record(work_dir, settings);
+}
+
+// Anything besides the record: checkpoints, a pretrained encoder.
+bool holds_work(const std::string& work_dir) {
+  if (!fs::is_directory(work_dir)) return false;
+  for (const fs::directory_entry& entry : fs::directory_iterator(work_dir)) {
+    if (entry.path().filename() != kSettingsFile) return true;
+  }
+  return false;
+}
+
+std::string refusal(const std::string& work_dir, const nlohmann::json& before, const nlohmann::json& now) {
+  return "--resume: " + work_dir + " holds a training started with other settings (" + describe_changes(before, now) +
+         "); resume with those settings, or train without --resume to start over";
+}
 
 void add_change(std::string& out, const std::string& key, const nlohmann::json& before, const nlohmann::json& now) {
   if (!out.empty()) out += ", ";
@@ -40,10 +57,10 @@ void add_change(std::string& out, const std::string& key, const nlohmann::json& 
 }  // namespace
 
 std::string describe_changes(const nlohmann::json& before, const nlohmann::json& now) {
+  if (!before.is_object() || !now.is_object()) return before == now ? "" : before.dump() + " -> " + now.dump();
   std::string out;
   std::set<std::string> keys;
   for (const auto& j : {before, now}) {
-    if (!j.is_object()) continue;
     for (const auto& [key, value] : j.items()) keys.insert(key);
   }
   for (const std::string& key : keys) {
@@ -62,25 +79,32 @@ std::string describe_changes(const nlohmann::json& before, const nlohmann::json&
 
 bool prepare_work_folder(const std::string& work_dir, const nlohmann::json& settings, bool resume,
                          ChangedWork changed) {
-  if (!resume || !has_work(work_dir)) {
+  if (!holds_work(work_dir)) {
     start_afresh(work_dir, settings);
     return false;
   }
   const nlohmann::json before = read_settings(work_dir);
+  if (before == settings) return resume;
+  if (!resume) {
+    start_afresh(work_dir, settings);
+    return false;
+  }
   if (before.is_null()) {
     spdlog::warn("--resume: {} does not record the settings it was started with; continuing it unchecked",
                  work_dir);
+    record(work_dir, settings);
     return true;
   }
-  if (before == settings) return true;
-  const std::string what = describe_changes(before, settings);
-  if (changed == ChangedWork::kRefuse) {
-    throw UsageError("--resume: " + work_dir + " holds a training started with other settings (" + what +
-                     "); resume with those settings, or train without --resume to start over");
-  }
-  spdlog::info("{} was started with other settings ({}): starting over", work_dir, what);
+  if (changed == ChangedWork::kRefuse) throw UsageError(refusal(work_dir, before, settings));
+  spdlog::info("{} was started with other settings ({}): starting over", work_dir, describe_changes(before, settings));
   start_afresh(work_dir, settings);
   return false;
+}
+
+void check_work_folder(const std::string& work_dir, const nlohmann::json& settings) {
+  if (!holds_work(work_dir)) return;
+  const nlohmann::json before = read_settings(work_dir);
+  if (!before.is_null() && before != settings) throw UsageError(refusal(work_dir, before, settings));
 }
 
 }  // namespace newscls

@@ -1,6 +1,7 @@
 // The work folder beside a bundle ("<out>.work"), where a family that resumes keeps its
 // checkpoints. It records what the training in it was started with (settings.json: family,
-// config, seed, data, --init), so that --resume never continues a checkpoint under other settings.
+// config, seed, data, --init, world size), so that --resume never continues a checkpoint made
+// under other settings.
 #pragma once
 
 #include <string>
@@ -14,12 +15,20 @@ enum class ChangedWork {
   kStartOver,  // the pipeline: the stage trains from nothing
 };
 
-// Readies work_dir for a training started with `settings`. Without resume the folder is
-// emptied (an older run's checkpoints must not be found by a later --resume). With resume
-// its checkpoints are kept when they were made with the same settings; otherwise `changed`
-// says what happens. Returns whether earlier work is continued.
+// Readies work_dir for a training started with `settings` (a JSON object); returns whether
+// its checkpoints are continued. Work made under the same settings is kept, with or without
+// resume (it is of the same training). Work made under other settings is removed when not
+// resuming; when resuming, `changed` says what happens. A folder holding nothing but its
+// record has nothing to lose and takes the new settings. A folder without a readable record
+// (older than the record, or damaged) is continued on resume, with a warning, and removed
+// otherwise; either way it records the settings from now on.
 bool prepare_work_folder(const std::string& work_dir, const nlohmann::json& settings, bool resume,
                          ChangedWork changed);
+
+// For a process that must not write the folder (a distributed rank other than 0, which may
+// share it): throws the usage error prepare_work_folder would when resuming work recorded
+// under other settings; otherwise does nothing.
+void check_work_folder(const std::string& work_dir, const nlohmann::json& settings);
 
 // "lr 2e-05 -> 3e-05, seed 1 -> 2": what differs between two settings records.
 std::string describe_changes(const nlohmann::json& before, const nlohmann::json& now);

@@ -63,10 +63,12 @@ for i, title in enumerate(titles):
     html = open(f"{out}/{i}.html", encoding="utf-8").read()
     assert "[CLS]" in html and "layer 1" in html and "head 2" in html
 PY
-# Dumped again for fewer titles, the folder holds the new dumps alone (a user's file stays).
-touch "$dir/att/notes.txt"
+# Dumped again for fewer titles, the folder holds the new dumps alone; files the earlier dump
+# did not write stay, numbered or not.
+touch "$dir/att/notes.txt" "$dir/att/7.json"
 "$NEWSCLS_BIN" attention --model-dir "$dir/model" --input "$dir/titles.txt" --limit 1 --out "$dir/att" >/dev/null
-assert_eq "0.html 0.json 0.npy notes.txt" "$(LC_ALL=C ls "$dir/att" | tr '\n' ' ' | sed 's/ $//')" "files after a shorter dump"
+assert_eq "0.html 0.json 0.npy 7.json dumps.json notes.txt" "$(LC_ALL=C ls "$dir/att" | tr '\n' ' ' | sed 's/ $//')" \
+  "files after a shorter dump"
 
 "$NEWSCLS_BIN" predict --model-dir "$dir/model" --input "$dir/titles.txt" --output "$dir/pred.jsonl"
 assert_eq 3 "$(wc -l <"$dir/pred.jsonl")" "predictions"

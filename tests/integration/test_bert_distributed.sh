@@ -2,7 +2,7 @@
 # Data-parallel bert through the real binary on loopback: 2 ranks with batch B each end with the
 # same weights as 1 process with batch 2B (20 steps, dropout off, a sparse bigram table, its
 # rows all-gathered); the bundle records the world size; a family that cannot train distributed
-# refuses. The dense sparse exchange and pretrain: test_bert_distributed_modes_slow.sh; faults:
+# refuses; resumed under other settings, every rank refuses. The dense sparse exchange and pretrain: test_bert_distributed_modes_slow.sh; faults:
 # test_bert_distributed_faults_slow.sh.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/dist_lib.sh"
@@ -26,6 +26,15 @@ done
 diff=$(max_weight_diff "$dir/one" "$dir/two" >/dev/null; "$NEWSCLS_BIN" "${tiny[@]}" --set batch_size=8 \
   --out "$dir/half" >/dev/null 2>&1; max_weight_diff "$dir/one" "$dir/half")
 assert_eq True "$(python3 -c "print($diff > 1e-3)")" "batch 8 on one rank differs from batch 16 (got $diff)"
+
+# Resumed under another learning rate, every rank refuses at once (none waits out the
+# rendezvous for the one that refused).
+start=$SECONDS
+expect_exit 2 "$dir/resume.err" env MASTER_PORT="$(free_port)" "$launch" 2 "${tiny[@]}" --set batch_size=8 \
+  --set lr=1e-3 --resume --out "$dir/two"
+(( SECONDS - start < 30 )) || fail "a rank waited $((SECONDS - start)) s for the one that refused"
+assert_contains "$dir/resume.err" "holds a training started with other settings"
+assert_contains "$dir/logs/rank1.log" "holds a training started with other settings"
 
 expect_exit 2 "$dir/refuse.err" env WORLD_SIZE=2 RANK=0 "$NEWSCLS_BIN" train --model fasttext --data "$dir/data" \
   --out "$dir/ft"

@@ -47,13 +47,49 @@ TEST(WorkFolder, ChangedSettingsStartOverWhenAsked) {
   reseeded["seed"] = 2;
   EXPECT_FALSE(prepare_work_folder(work, reseeded, true, ChangedWork::kStartOver));
   EXPECT_FALSE(fs::exists(work + "/checkpoint.bin"));
+  write_file_atomic(work + "/checkpoint.bin", "new weights");
   EXPECT_TRUE(prepare_work_folder(work, reseeded, true, ChangedWork::kRefuse)) << "the new settings were recorded";
 }
 
-TEST(WorkFolder, TrainingWithoutResumeEmptiesTheFolder) {
+TEST(WorkFolder, TrainingWithoutResumeKeepsOnlyWorkOfTheSameSettings) {
   const std::string work = work_with_checkpoint();
   EXPECT_FALSE(prepare_work_folder(work, kSettings, false, ChangedWork::kRefuse));
-  EXPECT_FALSE(fs::exists(work + "/checkpoint.bin")) << "a later --resume would find an older run's checkpoint";
+  EXPECT_TRUE(fs::exists(work + "/checkpoint.bin")) << "a rerun of the same training keeps what it would redo";
+  nlohmann::json other = kSettings;
+  other["seed"] = 5;
+  EXPECT_FALSE(prepare_work_folder(work, other, false, ChangedWork::kRefuse));
+  EXPECT_FALSE(fs::exists(work + "/checkpoint.bin")) << "a later --resume would find another training's checkpoint";
+}
+
+TEST(WorkFolder, AFolderWithNothingButItsRecordTakesNewSettings) {
+  const std::string work = scratch_dir() + "/bert.work";
+  prepare_work_folder(work, kSettings, false, ChangedWork::kRefuse);
+  nlohmann::json other = kSettings;
+  other["seed"] = 5;
+  EXPECT_FALSE(prepare_work_folder(work, other, true, ChangedWork::kRefuse)) << "nothing to continue or to lose";
+  write_file_atomic(work + "/checkpoint.bin", "weights");
+  EXPECT_TRUE(prepare_work_folder(work, other, true, ChangedWork::kRefuse));
+}
+
+TEST(WorkFolder, AnUnreadableRecordIsContinuedOnceAndThenRecorded) {
+  for (const char* damaged : {"garbage{", "[1, 2]", ""}) {
+    const std::string work = work_with_checkpoint();
+    write_file_atomic(work + "/settings.json", damaged);
+    EXPECT_TRUE(prepare_work_folder(work, kSettings, true, ChangedWork::kRefuse)) << damaged;
+    nlohmann::json other = kSettings;
+    other["seed"] = 5;
+    EXPECT_THROW(prepare_work_folder(work, other, true, ChangedWork::kRefuse), UsageError) << damaged;
+    fs::remove_all(work);
+  }
+}
+
+TEST(WorkFolder, AnotherRankChecksWithoutWriting) {
+  const std::string work = work_with_checkpoint();
+  EXPECT_NO_THROW(check_work_folder(work, kSettings));
+  nlohmann::json other = kSettings;
+  other["world_size"] = 2;
+  EXPECT_THROW(check_work_folder(work, other), UsageError);
+  EXPECT_TRUE(prepare_work_folder(work, kSettings, true, ChangedWork::kRefuse)) << "the record is unchanged";
 }
 
 TEST(WorkFolder, DescribesNestedAndMissingKeys) {
