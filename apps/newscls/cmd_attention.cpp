@@ -33,8 +33,11 @@ void run_attention(const AttentionOptions& o) {
   while ((o.limit == 0 || titles.size() < o.limit) && reader.next(title)) titles.push_back(title);
   dump_attention_into(*model, titles, o.out_dir);
   spdlog::info("attention of {} titles written to {}", titles.size(), o.out_dir);
-  std::printf("%zu titles: %s/{0..%zu}.{json,npy,html}\n", titles.size(), o.out_dir.c_str(),
-              titles.empty() ? 0 : titles.size() - 1);
+  if (titles.empty()) {
+    std::printf("0 titles: nothing dumped into %s\n", o.out_dir.c_str());
+  } else {
+    std::printf("%zu titles: %s/{0..%zu}.{json,npy,html}\n", titles.size(), o.out_dir.c_str(), titles.size() - 1);
+  }
 }
 
 }  // namespace

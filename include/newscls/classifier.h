@@ -66,6 +66,9 @@ struct TrainContext {
   std::string init_dir;           // e.g. a pretrained encoder (bert --init DIR or hf:DIR)
   std::string device = "cpu";
   DistributedSettings distributed;
+  // Equal on every rank started with the same settings (config, seed, data, --init's bundle):
+  // distributed training compares it before any work.
+  std::uint64_t settings_fingerprint = 0;
 };
 
 class Classifier {

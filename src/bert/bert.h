@@ -30,6 +30,10 @@ constexpr const char* kEncoderFamily = "bert-encoder";
 // commits the encoder bundle to out_dir. Returns the training facts.
 nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request);
 
+// Loads an encoder bundle as `train --init DIR` would (vocabulary, architecture, every tensor
+// by name and shape); throws ModelFormatError naming what does not fit.
+void verify_encoder_bundle(const std::string& dir);
+
 // The format import_checkpoint reads: a Hugging Face BERT folder (config.json, vocab.txt,
 // model.safetensors, tokenizer_config.json when present).
 constexpr const char* kHuggingFaceFormat = "huggingface-bert";

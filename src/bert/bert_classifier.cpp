@@ -303,6 +303,9 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   label_names_ = ctx.labels->names;
   if (!ctx.work_dir.empty()) make_directories(ctx.work_dir);
   Collective comm(ctx.distributed);
+  comm.check_same(static_cast<std::int64_t>(ctx.settings_fingerprint),
+                  "the training settings (config, seed, data, --init's encoder; start every rank with the same "
+                  "command line and data)");
   nlohmann::json facts = prepare_encoder(ctx, &comm);
   Options tuning = options_;
   if (ctx.init_dir.rfind(kHfPrefix, 0) == 0) tuning.lr = options_.pretrained_lr;
@@ -496,6 +499,15 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   manifest.training = facts;
   writer.commit(manifest);
   return facts;
+}
+
+void verify_encoder_bundle(const std::string& dir) {
+  EncoderBundle enc = open_encoder_bundle(dir);
+  const TitleTokenizer vocab(std::move(enc.vocab));
+  Architecture arch = enc.options.arch;
+  arch.vocab_size = std::max(arch.vocab_size, vocab.size());  // as build_model sizes it
+  ClassifierModel model(arch, /*num_classes=*/0, std::make_shared<MaskRng>(1));
+  load_tensors(enc.weights_path, named_state(*model->encoder));
 }
 
 }  // namespace newscls::bert

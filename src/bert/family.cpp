@@ -24,9 +24,13 @@ class BertFamily final : public Family {
   }
   std::vector<std::string> compress_methods() const override { return compress_method_names(); }
   nlohmann::json compress(const CompressRequest& request) const override { return compress_bundle(request); }
-  // An encoder bundle is no classifier; Bundle::open has checked its payloads' checksums.
+  // An encoder bundle is no classifier: it is loaded as --init loads it.
   void verify(const Bundle& bundle) const override {
-    if (bundle.manifest().family != kEncoderFamily) Family::verify(bundle);
+    if (bundle.manifest().family == kEncoderFamily) {
+      verify_encoder_bundle(bundle.dir());
+    } else {
+      Family::verify(bundle);
+    }
   }
 };
 

@@ -143,6 +143,15 @@ void make_directories(const std::string& dir) {
   if (ec) throw IoError(dir, "cannot create directory: " + ec.message());
 }
 
+void refuse_output_over_input(const std::string& output, const std::string& input) {
+  if (output == "-" || input == "-") return;
+  std::error_code ec;
+  if (fs::is_regular_file(input, ec) && fs::exists(output, ec) && fs::equivalent(output, input, ec)) {
+    throw UsageError("--output " + output + " is the --input file: the answers would replace the titles; " +
+                     "write them to another file");
+  }
+}
+
 bool folders_overlap(const std::string& a, const std::string& b) {
   std::error_code ec;
   const fs::path x = fs::weakly_canonical(fs::absolute(a), ec);

@@ -35,6 +35,7 @@ void append_embedding(std::string& text, std::size_t index, const std::string& t
 std::size_t run_embed(const EmbedRequest& r) {
   auto model = load_classifier(r.model_dir);
   model->set_threads(r.threads > 0 ? r.threads : default_thread_count());
+  refuse_output_over_input(r.output, r.input);
   TitleReader reader(r.input);
   AtomicOutputFile out(r.output);
   constexpr std::size_t kBatch = 256;

@@ -257,7 +257,12 @@ std::size_t dumped_before(const std::string& dir) {
 void dump_attention_into(Classifier& model, const std::vector<std::string>& titles, const std::string& dir) {
   make_directories(dir);
   const std::size_t before = dumped_before(dir);
-  model.dump_attention(titles, 0, dir);
+  constexpr std::size_t kChunk = 16;  // a title's dump takes milliseconds: SIGINT is seen at once
+  for (std::size_t first = 0; first < titles.size(); first += kChunk) {
+    check_interrupted();
+    const auto end = titles.begin() + static_cast<std::ptrdiff_t>(std::min(titles.size(), first + kChunk));
+    model.dump_attention({titles.begin() + static_cast<std::ptrdiff_t>(first), end}, first, dir);
+  }
   // Only what the index says an earlier dump wrote: other files in the folder are the user's.
   std::vector<fs::path> stale;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {

@@ -16,6 +16,7 @@ std::size_t run_predict(const PredictRequest& r) {
   PredictionFormatter formatter(bundle.manifest().labels, r.format, r.top_k);
   formatter.set_min_score(r.min_score);
   formatter.set_stage_names(stage_names(bundle.manifest()));
+  refuse_output_over_input(r.output, r.input);
   TitleReader reader(r.input);
   AtomicOutputFile out(r.output);
   const std::size_t batch_size = std::max<std::size_t>(1, model->preferred_batch_size());

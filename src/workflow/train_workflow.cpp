@@ -4,6 +4,7 @@
 
 #include "newscls/atomic_file.h"
 #include "newscls/error.h"
+#include "newscls/sha256.h"
 #include "newscls/stopwatch.h"
 #include "newscls/workflow.h"
 #include "workflow/calibration.h"
@@ -145,16 +146,33 @@ std::string canonical_init(const std::string& init) {
   return error ? init : scheme + path.string();
 }
 
+// The manifest's sha256 of an --init bundle (which names its payloads' sums): re-pretrained
+// at the same path it is another encoder. Empty for anything else.
+std::string init_sha256(const std::string& init) {
+  const std::string manifest = init + "/manifest.json";
+  return !init.empty() && fs::is_regular_file(manifest) ? sha256_file_hex(manifest) : "";
+}
+
+// What a training was started with, as far as its checkpoints depend on it.
+nlohmann::json training_settings(const TrainRequest& request, const Classifier& model, const std::string& data_sha256) {
+  return {{"family", model.family()},     {"config", model.config()},
+          {"seed", request.seed},         {"data_sha256", data_sha256},
+          {"init", canonical_init(request.init_dir)}, {"init_sha256", init_sha256(request.init_dir)},
+          {"world_size", request.distributed.world_size}};
+}
+
+// The settings every rank must share, whatever its paths: no folder names, no world size.
+std::uint64_t rank_fingerprint(nlohmann::json settings) {
+  settings.erase("init");
+  settings.erase("world_size");
+  return std::stoull(sha256_hex(settings.dump()).substr(0, 15), nullptr, 16);
+}
+
 // Whether training continues the work folder's checkpoints: only those made with the same
 // settings. Rank 0 alone writes the folder, which the ranks may share; the others only check it,
 // so that all of them refuse a changed resume at once.
-bool continue_work(const TrainRequest& request, const Classifier& model, const std::string& out_dir,
-                   const std::string& data_sha256) {
+bool continue_work(const TrainRequest& request, const nlohmann::json& settings, const std::string& out_dir) {
   if (!find_family(request.family).resumes()) return false;
-  const nlohmann::json settings = {{"family", model.family()},          {"config", model.config()},
-                                   {"seed", request.seed},              {"data_sha256", data_sha256},
-                                   {"init", canonical_init(request.init_dir)},
-                                   {"world_size", request.distributed.world_size}};
   const std::string work_dir = work_dir_for(out_dir);
   if (request.distributed.rank != 0) {
     if (request.resume) check_work_folder(work_dir, settings);
@@ -180,8 +198,10 @@ TrainOutcome train_model(const TrainRequest& request) {
   const int threads = request.threads > 0 ? request.threads : default_thread_count();
   model->set_threads(threads);
   const std::string data_sha256 = data_fingerprint(splits.layout);
-  const bool resume = continue_work(request, *model, out_dir, data_sha256);
-  nlohmann::json facts = timed_train(*model, context_for(request, splits, out_dir, threads, resume));
+  const nlohmann::json settings = training_settings(request, *model, data_sha256);
+  TrainContext ctx = context_for(request, splits, out_dir, threads, continue_work(request, settings, out_dir));
+  ctx.settings_fingerprint = rank_fingerprint(settings);
+  nlohmann::json facts = timed_train(*model, ctx);
   if (request.distributed.rank != 0) {  // rank 0 evaluates and writes the bundle
     spdlog::info("rank {} done; rank 0 writes the bundle {}", request.distributed.rank, out_dir);
     TrainOutcome outcome{out_dir, {}, {{"training", facts}}};

@@ -70,13 +70,41 @@ touch "$dir/att/notes.txt" "$dir/att/7.json"
 assert_eq "0.html 0.json 0.npy 7.json dumps.json notes.txt" "$(LC_ALL=C ls "$dir/att" | tr '\n' ' ' | sed 's/ $//')" \
   "files after a shorter dump"
 
+# SIGINT stops a long attention dump (exit 130); the dumps written so far are whole, and
+# dumps.json, written last, is not there to vouch for an unfinished one.
+for _ in $(seq 1000); do cat "$dir/titles.txt"; done >"$dir/many.txt"
+"$NEWSCLS_BIN" attention --model-dir "$dir/model" --input "$dir/many.txt" --out "$dir/att_int" >/dev/null 2>"$dir/int.err" &
+pid=$!
+for _ in $(seq 600); do [[ -e "$dir/att_int/20.json" ]] && break; sleep 0.05; done
+kill -INT "$pid"
+set +e; wait "$pid"; rc=$?; set -e
+assert_eq 130 "$rc" "attention's exit code after SIGINT"
+[[ ! -e "$dir/att_int/dumps.json" && ! -e "$dir/att_int/2999.json" ]] || fail "an interrupted dump looks finished"
+
 "$NEWSCLS_BIN" predict --model-dir "$dir/model" --input "$dir/titles.txt" --output "$dir/pred.jsonl"
 assert_eq 3 "$(wc -l <"$dir/pred.jsonl")" "predictions"
+# --output naming the --input file is refused: the answers would replace the titles.
+cp "$dir/titles.txt" "$dir/same.txt"
+for cmd in predict embed; do
+  expect_exit 2 "$dir/err" "$NEWSCLS_BIN" $cmd --model-dir "$dir/model" --input "$dir/same.txt" --output "$dir/./same.txt"
+  assert_contains "$dir/err" "is the --input file"
+  cmp -s "$dir/titles.txt" "$dir/same.txt" || fail "$cmd replaced its input"
+done
 # pretrain's encoder is for --init: the commands that need a model say how to make one.
 for cmd in predict embed; do
   expect_exit 1 "$dir/err" "$NEWSCLS_BIN" $cmd --model-dir "$dir/encoder" --input "$dir/titles.txt"
   assert_contains "$dir/err" "train a classifier from it: newscls train --model bert --init $dir/encoder"
 done
+# info loads an encoder bundle as --init would: a manifest that contradicts its weights fails.
+cp -r "$dir/encoder" "$dir/encoder2"
+python3 - "$dir/encoder2/manifest.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); j["config"]["hidden"] = 64
+json.dump(j, open(sys.argv[1], "w"))
+PY
+"$NEWSCLS_BIN" info --model-dir "$dir/encoder" >/dev/null || fail "info on the encoder"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" info --model-dir "$dir/encoder2"
+assert_contains "$dir/err" "$dir/encoder2"
 
 cp -r "$dir/model" "$dir/broken"
 head -c 100 "$dir/model/weights.bin" >"$dir/broken/weights.bin"

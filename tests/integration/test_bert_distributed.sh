@@ -2,7 +2,7 @@
 # Data-parallel bert through the real binary on loopback: 2 ranks with batch B each end with the
 # same weights as 1 process with batch 2B (20 steps, dropout off, a sparse bigram table, its
 # rows all-gathered); the bundle records the world size; a family that cannot train distributed
-# refuses; resumed under other settings, every rank refuses. The dense sparse exchange and pretrain: test_bert_distributed_modes_slow.sh; faults:
+# refuses; ranks with different settings, or resumed under other settings, refuse. The dense sparse exchange and pretrain: test_bert_distributed_modes_slow.sh; faults:
 # test_bert_distributed_faults_slow.sh.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/dist_lib.sh"
@@ -35,6 +35,22 @@ expect_exit 2 "$dir/resume.err" env MASTER_PORT="$(free_port)" "$launch" 2 "${ti
 (( SECONDS - start < 30 )) || fail "a rank waited $((SECONDS - start)) s for the one that refused"
 assert_contains "$dir/resume.err" "holds a training started with other settings"
 assert_contains "$dir/logs/rank1.log" "holds a training started with other settings"
+
+# Ranks started with different settings stop before training, naming the disagreement.
+port=$(free_port)
+WORLD_SIZE=2 RANK=0 MASTER_PORT=$port "$NEWSCLS_BIN" "${tiny[@]}" --set batch_size=8 --out "$dir/mixed" \
+  >/dev/null 2>"$dir/mixed0.err" &
+pid0=$!
+set +e
+WORLD_SIZE=2 RANK=1 MASTER_PORT=$port "$NEWSCLS_BIN" "${tiny[@]}" --set batch_size=8 --set lr=1e-3 \
+  --out "$dir/mixed" >/dev/null 2>"$dir/mixed1.err"
+rc1=$?
+wait "$pid0"
+rc0=$?
+set -e
+((rc0 == 1 && rc1 == 1)) || fail "ranks with different settings exited $rc0 and $rc1"
+assert_contains "$dir/mixed0.err" "the ranks disagree on the training settings"
+[[ ! -e "$dir/mixed/manifest.json" ]] || fail "a bundle was written"
 
 expect_exit 2 "$dir/refuse.err" env WORLD_SIZE=2 RANK=0 "$NEWSCLS_BIN" train --model fasttext --data "$dir/data" \
   --out "$dir/ft"
