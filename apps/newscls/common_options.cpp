@@ -47,18 +47,48 @@ void add_threads_option(CLI::App& cmd, int& threads) {
   cmd.add_option("--threads", threads, "Worker threads (0 = all cores)")->capture_default_str()->check(CLI::NonNegativeNumber);
 }
 
+namespace {
+
+// CLI11's number checks print a range up to DBL_MAX and never say the value may have come from
+// the environment; these name both and refuse what is not a whole number.
+CLI::Validator whole_number(long long low, long long high, const std::string& env) {
+  return CLI::Validator(
+      [low, high, env](std::string& s) -> std::string {
+        long long v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (!s.empty() && ec == std::errc() && end == s.data() + s.size() && v >= low && v <= high) return {};
+        return "'" + s + "' is not a whole number from " + std::to_string(low) + " to " + std::to_string(high) +
+               (env.empty() ? "" : " (read from the option or from $" + env + ")");
+      },
+      "INT");
+}
+
+constexpr long long kMaxRanks = 65536;
+
+}  // namespace
+
 void add_distributed_options(CLI::App& cmd, DistributedSettings& d) {
   const char* group = "Distributed (data-parallel over processes)";
   cmd.add_option("--world-size", d.world_size, "Number of ranks (processes) training together")
-      ->envname("WORLD_SIZE")->capture_default_str()->check(CLI::PositiveNumber)->group(group);
+      ->envname("WORLD_SIZE")->capture_default_str()->check(whole_number(1, kMaxRanks, "WORLD_SIZE"))->group(group);
   cmd.add_option("--rank", d.rank, "This process's rank, 0..world-size-1; rank 0 writes the outputs")
-      ->envname("RANK")->capture_default_str()->check(CLI::NonNegativeNumber)->group(group);
+      ->envname("RANK")->capture_default_str()->check(whole_number(0, kMaxRanks - 1, "RANK"))->group(group);
   cmd.add_option("--master-addr", d.master_addr, "Address of rank 0, where the ranks meet")
-      ->envname("MASTER_ADDR")->capture_default_str()->group(group);
+      ->envname("MASTER_ADDR")->capture_default_str()->check(non_empty_path())->group(group);
   cmd.add_option("--master-port", d.master_port, "TCP port of the rendezvous store on rank 0")
-      ->envname("MASTER_PORT")->capture_default_str()->check(CLI::Range(1, 65535))->group(group);
+      ->envname("MASTER_PORT")->capture_default_str()->check(whole_number(1, 65535, "MASTER_PORT"))->group(group);
   cmd.add_option("--dist-timeout", d.timeout_s, "Seconds after which a silent rank is reported lost")
-      ->capture_default_str()->check(CLI::PositiveNumber)->group(group);
+      ->capture_default_str()->check(whole_number(1, 86400, ""))->group(group);
+  // CLI11 takes a variable set to "" for one not set: WORLD_SIZE=$N with N unset would train
+  // alone, every rank into the same --out.
+  cmd.preparse_callback([](std::size_t) {
+    for (const char* name : {"WORLD_SIZE", "RANK", "MASTER_ADDR", "MASTER_PORT"}) {
+      const char* value = std::getenv(name);
+      if (value != nullptr && *value == '\0') {
+        throw CLI::ValidationError(std::string("$") + name, "is set but empty; unset it or give it a value");
+      }
+    }
+  });
 }
 
 void add_skip_bad_lines_option(CLI::App& cmd, bool& skip) {

@@ -14,11 +14,15 @@
 #include <thread>
 #include <tuple>
 
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "bert/join_watchdog.h"
 #include "bert/optimiser.h"
 #include "newscls/error.h"
 #include "newscls/interrupt.h"
@@ -34,6 +38,8 @@ using Clock = std::chrono::steady_clock;
 constexpr milliseconds kBeatPeriod{500};
 // A rank whose heartbeat counter stands still this long is taken for lost.
 constexpr milliseconds kSilence{2500};
+// A joining step's c10d call may use the whole timeout; the watchdog allows this much more.
+constexpr seconds kJoinGrace{5};
 
 std::string joined_key(int rank) { return "newscls/joined/" + std::to_string(rank); }
 std::string beat_key(int rank) { return "newscls/beat/" + std::to_string(rank); }
@@ -48,6 +54,16 @@ std::string rank_list(const std::vector<int>& ranks) {
   std::string out;
   for (int r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
   return out;
+}
+
+// c10d retries an address that does not resolve until the timeout, then speaks of a timeout.
+void check_resolves(const std::string& addr) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int rc = getaddrinfo(addr.c_str(), nullptr, &hints, &found);
+  if (found != nullptr) freeaddrinfo(found);
+  if (rc != 0) throw UsageError(fmt::format("MASTER_ADDR '{}' does not resolve: {}", addr, gai_strerror(rc)));
 }
 
 c10::intrusive_ptr<c10d::TCPStore> open_store(const DistributedSettings& s, bool server) {
@@ -67,6 +83,11 @@ c10::intrusive_ptr<c10d::TCPStore> open_store(const DistributedSettings& s, bool
     throw_distributed(fmt::format("rank {} cannot reach the store at {}:{} within {} s (is rank 0 running?): {}",
                                   s.rank, s.master_addr, s.master_port, s.timeout_s, first_line(e.what())));
   }
+}
+
+// A client blocked on the store is usually talking to some other program on that port.
+std::string listener_hint(const DistributedSettings& s) {
+  return s.rank == 0 ? "" : " (is another program listening on MASTER_PORT?)";
 }
 
 bool is_loopback(const std::string& addr) { return addr == "localhost" || addr.rfind("127.", 0) == 0; }
@@ -102,9 +123,22 @@ std::vector<std::size_t> shard_rows(const std::vector<std::size_t>& global_rows,
 // background thread raises, on a store connection of its own).
 struct Collective::Group {
   explicit Group(const DistributedSettings& s) : settings(s) {
+    check_resolves(s.master_addr);
+    JoinWatchdog watchdog;
+    const auto limit = seconds(s.timeout_s) + kJoinGrace;
+    const std::string at = fmt::format("{}:{}", s.master_addr, s.master_port);
+    watchdog.arm(fmt::format("rank {} was opening the store at {}{}", s.rank, at, listener_hint(s)), limit);
     store = open_store(s, s.rank == 0);
-    store->set(joined_key(s.rank), {1});
-    wait_for_ranks();
+    try {
+      store->set(joined_key(s.rank), {1});
+      wait_for_ranks(watchdog);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {  // the peer closed: std::system_error from c10d's socket
+      throw_distributed(fmt::format("rank {} lost the store at {} while joining: {}{}", s.rank, at,
+                                    first_line(e.what()), listener_hint(s)));
+    }
+    watchdog.arm(fmt::format("rank {} was connecting to the other ranks", s.rank), limit);
     auto options = c10d::ProcessGroupGloo::Options::create(seconds(s.timeout_s));
     try {
       options->devices.push_back(gloo_device(s.master_addr));
@@ -113,7 +147,9 @@ struct Collective::Group {
     } catch (const std::exception& e) {
       throw_distributed(fmt::format("rank {} cannot connect to the other ranks: {}", s.rank, first_line(e.what())));
     }
+    watchdog.arm(fmt::format("rank {} was opening its heartbeat connection to {}{}", s.rank, at, listener_hint(s)), limit);
     beat_store = open_store(s, false);
+    watchdog.disarm();
     beat_thread = std::thread([this] { beat(); });  // last: nothing after it may throw
     spdlog::info("distributed: rank {} of {} joined through {}:{}", s.rank, s.world_size, s.master_addr,
                  s.master_port);
@@ -127,9 +163,13 @@ struct Collective::Group {
     if (beat_thread.joinable()) beat_thread.join();
   }
 
-  void wait_for_ranks() {
+  void wait_for_ranks(JoinWatchdog& watchdog) {
     const auto deadline = Clock::now() + seconds(settings.timeout_s);
+    watchdog.arm(fmt::format("rank {} was waiting for the other ranks in the store at {}:{}{}", settings.rank,
+                             settings.master_addr, settings.master_port, listener_hint(settings)),
+                 seconds(settings.timeout_s) + kJoinGrace);
     for (;;) {
+      check_interrupted();
       std::vector<int> missing;
       for (int r = 0; r < settings.world_size; ++r) {
         if (!store->check({joined_key(r)})) missing.push_back(r);
@@ -201,7 +241,7 @@ void Collective::fail(const std::string& during, const std::exception& e) {
                                   rank(), during, settings_.timeout_s, first_line(e.what())));
   }
   throw_distributed(fmt::format("lost rank {} (no heartbeat; {} on rank {} failed: {}); every rank stops. "
-                                "Restart all ranks with --resume to continue from the last checkpoint",
+                                "Restart all ranks (`train --resume` continues from the last checkpoint)",
                                 rank_list(lost), during, rank(), first_line(e.what())));
 }
 

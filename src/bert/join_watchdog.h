@@ -1,0 +1,45 @@
+// c10d's TCPStore client reads its socket without a timeout: a MASTER_PORT where some other
+// program listens and never answers blocks a joining rank for ever, deaf to SIGTERM and
+// Ctrl-C. While a rank joins, this watchdog ends the process, naming the step, when a step
+// outlives its deadline or when a signal is not honoured within a second.
+//
+//   JoinWatchdog watchdog;
+//   watchdog.arm("rank 1 was opening the store at host:port", seconds(timeout + 5));
+//   ... blocking c10d call ...
+//   watchdog.disarm();  // also on destruction
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace newscls::bert {
+
+class JoinWatchdog {
+ public:
+  JoinWatchdog();
+  ~JoinWatchdog();
+  JoinWatchdog(const JoinWatchdog&) = delete;
+  JoinWatchdog& operator=(const JoinWatchdog&) = delete;
+
+  // Starts watching `step` ("rank 1 was ...", said in the error) for `limit` from now; replaces
+  // the step before.
+  void arm(const std::string& step, std::chrono::milliseconds limit);
+  void disarm();
+
+ private:
+  void watch();
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::string step_;
+  std::chrono::steady_clock::time_point deadline_;
+  long long limit_s_ = 0;
+  bool armed_ = false;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace newscls::bert
