@@ -92,6 +92,9 @@ class Family {
   virtual bool trains_on_device() const { return false; }
   // Whether train keeps checkpoints in TrainContext::work_dir that --resume continues.
   virtual bool resumes() const { return false; }
+  // Config keys that change how a training runs, not what it computes (threads, prediction
+  // batches): --resume and the ranks of a distributed run do not compare them.
+  virtual std::vector<std::string> execution_keys() const { return {}; }
 
   // Pretrains an encoder bundle; families without an encoder throw UsageError.
   virtual nlohmann::json pretrain(const PretrainRequest& request) const;

@@ -155,7 +155,9 @@ std::string init_sha256(const std::string& init) {
 
 // What a training was started with, as far as its checkpoints depend on it.
 nlohmann::json training_settings(const TrainRequest& request, const Classifier& model, const std::string& data_sha256) {
-  return {{"family", model.family()},     {"config", model.config()},
+  nlohmann::json config = model.config();
+  for (const std::string& key : find_family(request.family).execution_keys()) config.erase(key);
+  return {{"family", model.family()},     {"config", config},
           {"seed", request.seed},         {"data_sha256", data_sha256},
           {"init", canonical_init(request.init_dir)}, {"init_sha256", init_sha256(request.init_dir)},
           {"world_size", request.distributed.world_size}};

@@ -43,4 +43,9 @@ bare=("${tiny[@]/#bert./}")
 expect_exit 2 "$dir/err7" "$NEWSCLS_BIN" train --model bert --data "$data" --out "$dir/run/bert" --threads 1 --resume \
   "${bare[@]}" --set lr=3e-4
 assert_contains "$dir/err7" "holds a training started with other settings (lr 0.0002 -> 0.0003)"
+# Keys that change how it runs, not what it learns, may differ on resume.
+"$NEWSCLS_BIN" train --model bert --data "$data" --out "$dir/run/bert" --threads 1 --resume "${bare[@]}" \
+  --set lr=2e-4 --set max_threads=2 --set predict_batch_size=7 >/dev/null 2>"$dir/err8" \
+  || { cat "$dir/err8" >&2; fail "resume with other threads and prediction batches"; }
+assert_contains "$dir/err8" "resuming fine-tuning"
 echo "test_pipeline_resume: ok"
