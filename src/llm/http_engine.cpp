@@ -309,8 +309,7 @@ void RequestEngine::settle(Queue& queue, std::size_t job, const HttpResult& resu
 
 void RequestEngine::give_up(Queue& queue, std::size_t job, const HttpResult& result, const OnGiveUp& on_give_up) {
   ++queue.settled;
-  spdlog::warn("llm: giving up on a title after {} attempt(s): {}", queue.failures[job], describe(result));
-  on_give_up(job, describe(result));
+  on_give_up(job, describe(result) + " after " + std::to_string(queue.failures[job]) + " attempt(s)");
   if (++queue.consecutive_give_ups >= options_.max_consecutive_failures) {
     throw HttpError(static_cast<int>(result.status),
                     "stopping: " + std::to_string(queue.consecutive_give_ups) +

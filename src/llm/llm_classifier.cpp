@@ -188,7 +188,7 @@ std::vector<Prediction> LlmClassifier::predict_batch(const std::vector<std::stri
       }
     }
     pending_of_key.emplace(key, pending.size());
-    pending.push_back({std::move(key), std::move(body), {row}});
+    pending.push_back({std::move(key), std::move(body), {row}, titles[row]});
   }
   if (!pending.empty()) ask(pending, out);
   return out;
@@ -208,8 +208,8 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
       case Outcome::kRetryable: return Verdict::kRetry;
       case Outcome::kFatal:
         if (!answered_any_ || !refuses_one_request(result)) throw fatal_error(result, fatal_context_);
-        spdlog::warn("llm: the server refused a title ({}: {}); it is predicted unknown and not cached",
-                     describe(result), server_said(result, fatal_context_));
+        spdlog::warn("llm: the server refused the title '{}' ({}: {}); it is predicted unknown and not cached",
+                     pending[job].title, describe(result), server_said(result, fatal_context_));
         return Verdict::kGiveUp;
       case Outcome::kSuccess: break;
     }
@@ -230,6 +230,7 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
   std::size_t given_up = 0;
   std::string last_failure;
   auto on_give_up = [&](std::size_t job, const std::string& why) {
+    spdlog::warn("llm: giving up on the title '{}': {}", pending[job].title, why);
     stats_.failed_titles += pending[job].rows.size();
     ++given_up;
     last_failure = why;

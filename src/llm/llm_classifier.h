@@ -45,6 +45,7 @@ class LlmClassifier : public Classifier {
     std::string key;
     std::string body;
     std::vector<std::size_t> rows;
+    std::string title;  // the first row's, for warnings
   };
 
   void adopt_prompt(Prompt prompt);

@@ -59,7 +59,8 @@ assert_eq 3 "$(attempts_of "${titles[6]}")" "attempts of the twice-503 title"
 assert_eq 3 "$(attempts_of "${titles[14]}")" "attempts of the always-502 title (max_retries=2)"
 assert_eq 1 "$(attempts_of "${titles[0]}")" "attempts of a chatty title"
 assert_eq 1 "$(attempts_of "${titles[17]}")" "attempts of the refused title (a 400 is not retried)"
-assert_contains "$dir/train.err" "the server refused a title (HTTP 400: scripted failure)"
+assert_contains "$dir/train.err" "the server refused the title '${titles[17]}' (HTTP 400: scripted failure)"
+assert_contains "$dir/train.err" "giving up on the title '${titles[14]}': HTTP 502 after 3 attempt(s)"
 # retry_gap TITLE: seconds from the server's first reply to that title to the second attempt.
 retry_gap() {
   server_stat "(lambda t: t[1]['arrived'] - t[0]['replied'])(j['timeline'][sys.argv[1]])" "$1"
