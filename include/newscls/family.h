@@ -110,6 +110,9 @@ class Family {
   // figures the method drew ("figures": file names inside out_dir). The default throws
   // UsageError ("family X cannot be compressed").
   virtual nlohmann::json compress(const CompressRequest& request) const;
+  // Why a bundle of this family gives no classes (an imported encoder without a head), said
+  // before anything compares its labels with class.txt; empty when it classifies.
+  virtual std::string without_classes(const Bundle& bundle) const { return {}; }
   // Checks a bundle of this family (or of one of its kinds, "<name>-<kind>") as fully as
   // loading it would. The default loads it as a classifier.
   virtual void verify(const Bundle& bundle) const;

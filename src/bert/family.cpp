@@ -1,6 +1,7 @@
 // The bert family as the registry sees it.
 #include "bert/bert.h"
 #include "bert/compress.h"
+#include "bert/settings.h"
 #include "newscls/family.h"
 
 namespace newscls::bert {
@@ -25,6 +26,14 @@ class BertFamily final : public Family {
   }
   std::vector<std::string> compress_methods() const override { return compress_method_names(); }
   nlohmann::json compress(const CompressRequest& request) const override { return compress_bundle(request); }
+  std::string without_classes(const Bundle& bundle) const override {
+    if (parse_options(bundle.manifest().config).classifier) return {};
+    const nlohmann::json& facts = bundle.manifest().training;
+    const std::string source = facts.is_object() && facts.value("imported_from", nlohmann::json()).is_string()
+                                   ? facts["imported_from"].get<std::string>() : "HF_DIR";
+    return "is an encoder without a classifier head (its labels are the checkpoint's placeholders); fine-tune it "
+           "first: newscls train --model bert --init hf:" + source;
+  }
   // An encoder bundle is no classifier: it is loaded as --init loads it.
   void verify(const Bundle& bundle) const override {
     if (bundle.manifest().family == kEncoderFamily) {

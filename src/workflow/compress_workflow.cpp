@@ -324,6 +324,7 @@ nlohmann::json run_compress(const CompressOptions& o) {
     throw UsageError("model family '" + family.name() + "' has no compression method '" + o.method + "'" +
                      (known.empty() ? std::string(" (it has none)") : " (it has: " + known + ")"));
   }
+  if (const std::string why = family.without_classes(source); !why.empty()) throw UsageError(o.model_dir + " " + why);
   const int threads = o.threads > 0 ? o.threads : default_thread_count();
   const Splits splits = read_splits_for(o, source);
   const std::vector<std::string> unlabelled = read_titles(o.unlabelled_file);

@@ -83,6 +83,11 @@ expect_exit 1 "$dir/err" "$bin" eval --model-dir "$dir/mlm" --input "$dir/labell
 assert_contains "$dir/err" "--init hf:"
 expect_exit 1 "$dir/err" "$bin" eval --model-dir "$dir/mlm" --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
 assert_contains "$dir/err" "--init hf:"
+for method in quantize prune distill; do
+  expect_exit 2 "$dir/err" "$bin" compress --method "$method" --model-dir "$dir/mlm" --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" \
+    --out "$dir/$method-mlm"
+  assert_contains "$dir/err" "is an encoder without a classifier head (its labels are the checkpoint's placeholders); fine-tune it first: newscls train --model bert --init hf:$dir/hf-mlm"
+done
 "$bin" attention --model-dir "$dir/mlm" --input "$dir/three.txt" --out "$dir/attn-mlm" >/dev/null 2>&1 || fail "attention on the encoder"
 [[ -f "$dir/attn-mlm/2.npy" ]] || fail "no attention dump for the encoder"
 
