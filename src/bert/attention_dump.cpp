@@ -107,9 +107,13 @@ std::string attention_json(const AttentionDump& d) {
     }
     weights.push_back(std::move(layer));
   }
-  nlohmann::json j = {{"title", d.title},       {"tokens", d.tokens},
-                      {"label", d.label},       {"label_id", d.label_id},
-                      {"score", d.score},       {"layers", layers},
+  const bool classed = d.label_id >= 0;
+  nlohmann::json j = {{"title", d.title},
+                      {"tokens", d.tokens},
+                      {"label", classed ? nlohmann::json(d.label) : nlohmann::json()},
+                      {"label_id", classed ? nlohmann::json(d.label_id) : nlohmann::json()},
+                      {"score", classed ? nlohmann::json(d.score) : nlohmann::json()},
+                      {"layers", layers},
                       {"heads", heads},         {"weights", std::move(weights)}};
   if (!d.heads_per_layer.empty()) j["heads_per_layer"] = d.heads_per_layer;
   return j.dump() + "\n";
@@ -126,9 +130,12 @@ std::string attention_html(const AttentionDump& d) {
       "th.k{writing-mode:vertical-rl;vertical-align:bottom}"
       ".grid{display:flex;flex-wrap:wrap;gap:12px}h3{margin:.3em 0}</style></head><body>";
   s += "<h1>" + report::xml_escape(d.title) + "</h1>";
-  s += fmt::format("<p>predicted <b>{}</b> (score {:.4f}); {} layers &times; {} heads, {} tokens. "
+  const std::string verdict = d.label_id >= 0
+                                  ? fmt::format("predicted <b>{}</b> (score {:.4f})", report::xml_escape(d.label), d.score)
+                                  : std::string("no class (a blank title, or an encoder without a classifier head)");
+  s += fmt::format("<p>{}; {} layers &times; {} heads, {} tokens. "
                    "Rows are queries, columns are keys; darker means more weight.</p>",
-                   report::xml_escape(d.label), d.score, layers, heads, t);
+                   verdict, layers, heads, t);
   s += "<h2>[CLS] row, mean over heads</h2>" + cls_summary(d, w);
   const float* p = w.data_ptr<float>();
   for (std::int64_t l = 0; l < layers; ++l) {

@@ -406,7 +406,8 @@ void BertClassifier::dump_attention(const std::vector<std::string>& titles, std:
     AttentionDump dump;
     dump.title = titles[i];
     dump.tokens = vocab_->tokens_of(ids);
-    if (model_->has_classifier()) {  // an imported encoder has no label to show
+    // An imported encoder has no label to show; a blank title gets none, as predict abstains.
+    if (model_->has_classifier() && !is_blank_title(titles[i])) {
       torch::Tensor probs = torch::softmax(model_->head(enc.hidden), 1)[0];
       dump.label_id = static_cast<int>(probs.argmax().item<std::int64_t>());
       dump.label = dump.label_id < static_cast<int>(label_names_.size()) ? label_names_[dump.label_id]
