@@ -23,6 +23,7 @@
 #include "newscls/config.h"
 #include "newscls/error.h"
 #include "newscls/parallel.h"
+#include "newscls/sha256.h"
 #include "newscls/stopwatch.h"
 
 namespace newscls::bert {
@@ -466,6 +467,18 @@ nlohmann::json import_hf_bundle(const ImportRequest& request) {
 
 nlohmann::json default_config() { return default_options_json(); }
 
+namespace {
+
+// Ranks started with other settings would pretrain apart in silence (another width aborts in gloo).
+std::int64_t pretrain_fingerprint(nlohmann::json config, const PretrainRequest& request) {
+  for (const std::string& key : execution_keys()) config.erase(key);
+  std::string text = config.dump() + "\n" + std::to_string(request.seed);
+  for (const std::string& title : request.train->titles) text += "\n" + title;
+  return static_cast<std::int64_t>(std::stoull(sha256_hex(text).substr(0, 15), nullptr, 16));
+}
+
+}  // namespace
+
 nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   if (request.train == nullptr || request.labels == nullptr) throw UsageError("pretrain: no training data");
   check_known_keys(request.config);
@@ -482,6 +495,8 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   init_bert_weights(*encoder);
   Encoded titles = encode_all(vocab, request.train->titles, options.arch.max_len);
   Collective comm(request.distributed);
+  comm.check_same(pretrain_fingerprint(config, request),
+                  "the pretraining settings (config, seed, data; start every rank with the same command line and data)");
   nlohmann::json facts = pretrain_mlm(encoder, rng, options, {&titles, vocab.size(), request.seed, &comm});
   facts["vocab_size"] = vocab.size();
   facts["threads"] = at::get_num_threads();

@@ -107,6 +107,8 @@ std::vector<std::int64_t> parse_heads_per_layer(const nlohmann::json& c, const A
 
 }  // namespace
 
+std::vector<std::string> execution_keys() { return {"max_threads", "predict_batch_size"}; }
+
 Options parse_options(const nlohmann::json& c) {
   Options o;
   o.arch.layers = config_int(c, "layers", 1, 48);

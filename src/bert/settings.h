@@ -42,6 +42,8 @@ struct Options {
 nlohmann::json default_options_json();
 // Throws ConfigError naming the key.
 Options parse_options(const nlohmann::json& config);
+// Keys that change how a run goes, not what it computes (threads, prediction batches).
+std::vector<std::string> execution_keys();
 // Writes the architecture keys (layers, hidden, heads, ff, max_len, tables, eps...) into a config.
 void set_architecture(nlohmann::json& config, const Architecture& arch);
 
