@@ -2,6 +2,10 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <utility>
+#include <vector>
+
+#include "newscls/error.h"
 
 namespace newscls::app {
 
@@ -60,34 +64,47 @@ CLI::Validator whole_number(long long low, long long high, const std::string& en
         return "'" + s + "' is not a whole number from " + std::to_string(low) + " to " + std::to_string(high) +
                (env.empty() ? "" : " (read from the option or from $" + env + ")");
       },
-      "INT");
+      "");
+}
+
+const CLI::Validator& non_empty_address() {
+  static const CLI::Validator v([](std::string& s) { return s.empty() ? std::string("an empty address") : std::string(); },
+                                "HOST");
+  return v;
 }
 
 constexpr long long kMaxRanks = 65536;
+
+// CLI11 takes a variable set to "" for one not set: WORLD_SIZE=$N with N unset would train alone,
+// every rank into the same --out. Refused where the variable would be read: not given as an
+// option, and MASTER_* only for a distributed run.
+void refuse_empty_variables(const std::vector<std::pair<const char*, const CLI::Option*>>& read, bool distributed) {
+  for (const auto& [name, option] : read) {
+    const char* value = std::getenv(name);
+    const bool needed = distributed || std::string(name) == "WORLD_SIZE" || std::string(name) == "RANK";
+    if (value != nullptr && *value == '\0' && option->count() == 0 && needed) {
+      throw UsageError(std::string("$") + name + " is set but empty; unset it or give it a value");
+    }
+  }
+}
 
 }  // namespace
 
 void add_distributed_options(CLI::App& cmd, DistributedSettings& d) {
   const char* group = "Distributed (data-parallel over processes)";
-  cmd.add_option("--world-size", d.world_size, "Number of ranks (processes) training together")
+  CLI::Option* world = cmd.add_option("--world-size", d.world_size, "Number of ranks (processes) training together")
       ->envname("WORLD_SIZE")->capture_default_str()->check(whole_number(1, kMaxRanks, "WORLD_SIZE"))->group(group);
-  cmd.add_option("--rank", d.rank, "This process's rank, 0..world-size-1; rank 0 writes the outputs")
+  CLI::Option* rank = cmd.add_option("--rank", d.rank, "This process's rank, 0..world-size-1; rank 0 writes the outputs")
       ->envname("RANK")->capture_default_str()->check(whole_number(0, kMaxRanks - 1, "RANK"))->group(group);
-  cmd.add_option("--master-addr", d.master_addr, "Address of rank 0, where the ranks meet")
-      ->envname("MASTER_ADDR")->capture_default_str()->check(non_empty_path())->group(group);
-  cmd.add_option("--master-port", d.master_port, "TCP port of the rendezvous store on rank 0")
+  CLI::Option* addr = cmd.add_option("--master-addr", d.master_addr, "Address of rank 0, where the ranks meet")
+      ->envname("MASTER_ADDR")->capture_default_str()->check(non_empty_address())->group(group);
+  CLI::Option* port = cmd.add_option("--master-port", d.master_port, "TCP port of the rendezvous store on rank 0")
       ->envname("MASTER_PORT")->capture_default_str()->check(whole_number(1, 65535, "MASTER_PORT"))->group(group);
   cmd.add_option("--dist-timeout", d.timeout_s, "Seconds after which a silent rank is reported lost")
       ->capture_default_str()->check(whole_number(1, 86400, ""))->group(group);
-  // CLI11 takes a variable set to "" for one not set: WORLD_SIZE=$N with N unset would train
-  // alone, every rank into the same --out.
-  cmd.preparse_callback([](std::size_t) {
-    for (const char* name : {"WORLD_SIZE", "RANK", "MASTER_ADDR", "MASTER_PORT"}) {
-      const char* value = std::getenv(name);
-      if (value != nullptr && *value == '\0') {
-        throw CLI::ValidationError(std::string("$") + name, "is set but empty; unset it or give it a value");
-      }
-    }
+  cmd.parse_complete_callback([&d, world, rank, addr, port] {
+    refuse_empty_variables({{"WORLD_SIZE", world}, {"RANK", rank}, {"MASTER_ADDR", addr}, {"MASTER_PORT", port}},
+                           d.enabled());
   });
 }
 

@@ -111,7 +111,7 @@ std::string attention_json(const AttentionDump& d) {
   nlohmann::json j = {{"title", d.title},
                       {"tokens", d.tokens},
                       {"label", classed ? nlohmann::json(d.label) : nlohmann::json()},
-                      {"label_id", classed ? nlohmann::json(d.label_id) : nlohmann::json()},
+                      {"label_id", classed ? d.label_id : -1},  // as predict writes an abstained title
                       {"score", classed ? nlohmann::json(d.score) : nlohmann::json()},
                       {"layers", layers},
                       {"heads", heads},         {"weights", std::move(weights)}};

@@ -63,7 +63,10 @@ void check_resolves(const std::string& addr) {
   addrinfo* found = nullptr;
   const int rc = getaddrinfo(addr.c_str(), nullptr, &hints, &found);
   if (found != nullptr) freeaddrinfo(found);
-  if (rc != 0) throw UsageError(fmt::format("MASTER_ADDR '{}' does not resolve: {}", addr, gai_strerror(rc)));
+  if (rc == 0) return;
+  const std::string message = fmt::format("MASTER_ADDR '{}' does not resolve: {}", addr, gai_strerror(rc));
+  if (rc == EAI_AGAIN) throw_distributed(message);  // the name server may answer later: no usage error
+  throw UsageError(message);
 }
 
 c10::intrusive_ptr<c10d::TCPStore> open_store(const DistributedSettings& s, bool server) {
@@ -76,6 +79,7 @@ c10::intrusive_ptr<c10d::TCPStore> open_store(const DistributedSettings& s, bool
   try {
     return c10::make_intrusive<c10d::TCPStore>(s.master_addr, o);
   } catch (const std::exception& e) {
+    check_interrupted();  // c10d's connect fails with EINTR when a signal arrives
     if (server) {
       throw_distributed(fmt::format("rank 0 cannot open the store on port {} (MASTER_PORT): {}", s.master_port,
                                     first_line(e.what())));
@@ -123,11 +127,12 @@ std::vector<std::size_t> shard_rows(const std::vector<std::size_t>& global_rows,
 // background thread raises, on a store connection of its own).
 struct Collective::Group {
   explicit Group(const DistributedSettings& s) : settings(s) {
-    check_resolves(s.master_addr);
     JoinWatchdog watchdog;
     const auto limit = seconds(s.timeout_s) + kJoinGrace;
     const std::string at = fmt::format("{}:{}", s.master_addr, s.master_port);
-    watchdog.arm(fmt::format("rank {} was opening the store at {}{}", s.rank, at, listener_hint(s)), limit);
+    watchdog.arm(fmt::format("rank {} was looking up MASTER_ADDR '{}'", s.rank, s.master_addr), limit);
+    check_resolves(s.master_addr);  // getaddrinfo has no timeout either
+    watchdog.arm(fmt::format("rank {} was opening the store at {}", s.rank, at), limit, listener_hint(s));
     store = open_store(s, s.rank == 0);
     try {
       store->set(joined_key(s.rank), {1});
@@ -135,6 +140,7 @@ struct Collective::Group {
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {  // the peer closed: std::system_error from c10d's socket
+      check_interrupted();
       throw_distributed(fmt::format("rank {} lost the store at {} while joining: {}{}", s.rank, at,
                                     first_line(e.what()), listener_hint(s)));
     }
@@ -145,9 +151,10 @@ struct Collective::Group {
       options->threads = 1;
       group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, s.rank, s.world_size, options);
     } catch (const std::exception& e) {
+      check_interrupted();
       throw_distributed(fmt::format("rank {} cannot connect to the other ranks: {}", s.rank, first_line(e.what())));
     }
-    watchdog.arm(fmt::format("rank {} was opening its heartbeat connection to {}{}", s.rank, at, listener_hint(s)), limit);
+    watchdog.arm(fmt::format("rank {} was opening its heartbeat connection to {}", s.rank, at), limit, listener_hint(s));
     beat_store = open_store(s, false);
     watchdog.disarm();
     beat_thread = std::thread([this] { beat(); });  // last: nothing after it may throw
@@ -165,9 +172,9 @@ struct Collective::Group {
 
   void wait_for_ranks(JoinWatchdog& watchdog) {
     const auto deadline = Clock::now() + seconds(settings.timeout_s);
-    watchdog.arm(fmt::format("rank {} was waiting for the other ranks in the store at {}:{}{}", settings.rank,
-                             settings.master_addr, settings.master_port, listener_hint(settings)),
-                 seconds(settings.timeout_s) + kJoinGrace);
+    watchdog.arm(fmt::format("rank {} was waiting for the other ranks in the store at {}:{}", settings.rank,
+                             settings.master_addr, settings.master_port),
+                 seconds(settings.timeout_s) + kJoinGrace, listener_hint(settings));
     for (;;) {
       check_interrupted();
       std::vector<int> missing;

@@ -36,9 +36,10 @@ JoinWatchdog::~JoinWatchdog() {
   thread_.join();
 }
 
-void JoinWatchdog::arm(const std::string& step, std::chrono::milliseconds limit) {
+void JoinWatchdog::arm(const std::string& step, std::chrono::milliseconds limit, const std::string& timeout_hint) {
   std::lock_guard<std::mutex> lock(mutex_);
   step_ = step;
+  timeout_hint_ = timeout_hint;
   deadline_ = Clock::now() + limit;
   limit_s_ = std::chrono::duration_cast<std::chrono::seconds>(limit).count();
   armed_ = true;
@@ -60,7 +61,8 @@ void JoinWatchdog::watch() {
       end_process("interrupted while " + step_, kExitInterrupted);
     }
     if (now >= deadline_) {
-      end_process("no answer within " + std::to_string(limit_s_) + " s while " + step_, kExitError);
+      end_process("no answer within " + std::to_string(limit_s_) + " s (--dist-timeout + 5) while " + step_ +
+                      timeout_hint_, kExitError);
     }
   }
 }

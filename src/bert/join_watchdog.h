@@ -25,8 +25,8 @@ class JoinWatchdog {
   JoinWatchdog& operator=(const JoinWatchdog&) = delete;
 
   // Starts watching `step` ("rank 1 was ...", said in the error) for `limit` from now; replaces
-  // the step before.
-  void arm(const std::string& step, std::chrono::milliseconds limit);
+  // the step before. `timeout_hint` follows the step only when the limit is what ended it.
+  void arm(const std::string& step, std::chrono::milliseconds limit, const std::string& timeout_hint = "");
   void disarm();
 
  private:
@@ -34,7 +34,7 @@ class JoinWatchdog {
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::string step_;
+  std::string step_, timeout_hint_;
   std::chrono::steady_clock::time_point deadline_;
   long long limit_s_ = 0;
   bool armed_ = false;

@@ -155,16 +155,15 @@ std::string init_sha256(const std::string& init) {
 
 // What a training was started with, as far as its checkpoints depend on it.
 nlohmann::json training_settings(const TrainRequest& request, const Classifier& model, const std::string& data_sha256) {
-  nlohmann::json config = model.config();
-  for (const std::string& key : find_family(request.family).execution_keys()) config.erase(key);
-  return {{"family", model.family()},     {"config", config},
+  return {{"family", model.family()},     {"config", model.config()},
           {"seed", request.seed},         {"data_sha256", data_sha256},
           {"init", canonical_init(request.init_dir)}, {"init_sha256", init_sha256(request.init_dir)},
           {"world_size", request.distributed.world_size}};
 }
 
 // The settings every rank must share, whatever its paths: no folder names, no world size.
-std::uint64_t rank_fingerprint(nlohmann::json settings) {
+std::uint64_t rank_fingerprint(nlohmann::json settings, const std::vector<std::string>& execution_keys) {
+  for (const std::string& key : execution_keys) settings["config"].erase(key);
   settings.erase("init");
   settings.erase("world_size");
   return std::stoull(sha256_hex(settings.dump()).substr(0, 15), nullptr, 16);
@@ -174,14 +173,16 @@ std::uint64_t rank_fingerprint(nlohmann::json settings) {
 // settings. Rank 0 alone writes the folder, which the ranks may share; the others only check it,
 // so that all of them refuse a changed resume at once.
 bool continue_work(const TrainRequest& request, const nlohmann::json& settings, const std::string& out_dir) {
-  if (!find_family(request.family).resumes()) return false;
+  const Family& family = find_family(request.family);
+  if (!family.resumes()) return false;
   const std::string work_dir = work_dir_for(out_dir);
   if (request.distributed.rank != 0) {
-    if (request.resume) check_work_folder(work_dir, settings);
+    if (request.resume) check_work_folder(work_dir, settings, family.execution_keys());
     return request.resume;
   }
   return prepare_work_folder(work_dir, settings, request.resume,
-                             request.restart_changed_work ? ChangedWork::kStartOver : ChangedWork::kRefuse);
+                             request.restart_changed_work ? ChangedWork::kStartOver : ChangedWork::kRefuse,
+                             family.execution_keys());
 }
 
 }  // namespace
@@ -202,7 +203,7 @@ TrainOutcome train_model(const TrainRequest& request) {
   const std::string data_sha256 = data_fingerprint(splits.layout);
   const nlohmann::json settings = training_settings(request, *model, data_sha256);
   TrainContext ctx = context_for(request, splits, out_dir, threads, continue_work(request, settings, out_dir));
-  ctx.settings_fingerprint = rank_fingerprint(settings);
+  ctx.settings_fingerprint = rank_fingerprint(settings, find_family(request.family).execution_keys());
   nlohmann::json facts = timed_train(*model, ctx);
   if (request.distributed.rank != 0) {  // rank 0 evaluates and writes the bundle
     spdlog::info("rank {} done; rank 0 writes the bundle {}", request.distributed.rank, out_dir);

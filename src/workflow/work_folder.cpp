@@ -44,6 +44,14 @@ bool holds_work(const std::string& work_dir) {
   return false;
 }
 
+// settings without the config keys that are not compared.
+nlohmann::json compared(nlohmann::json settings, const std::vector<std::string>& unchecked) {
+  if (settings.is_object() && settings.contains("config") && settings["config"].is_object()) {
+    for (const std::string& key : unchecked) settings["config"].erase(key);
+  }
+  return settings;
+}
+
 std::string refusal(const std::string& work_dir, const nlohmann::json& before, const nlohmann::json& now) {
   return "--resume: " + work_dir + " holds a training started with other settings (" + describe_changes(before, now) +
          "); resume with those settings, or train without --resume to start over";
@@ -77,33 +85,38 @@ std::string describe_changes(const nlohmann::json& before, const nlohmann::json&
   return out;
 }
 
-bool prepare_work_folder(const std::string& work_dir, const nlohmann::json& settings, bool resume,
-                         ChangedWork changed) {
+bool prepare_work_folder(const std::string& work_dir, const nlohmann::json& recorded, bool resume,
+                         ChangedWork changed, const std::vector<std::string>& unchecked) {
   if (!holds_work(work_dir)) {
-    start_afresh(work_dir, settings);
+    start_afresh(work_dir, recorded);
     return false;
   }
-  const nlohmann::json before = read_settings(work_dir);
-  if (before == settings) return resume;
+  const nlohmann::json raw = read_settings(work_dir);
+  const nlohmann::json before = compared(raw, unchecked), settings = compared(recorded, unchecked);
+  if (before == settings) {
+    if (raw != recorded) record(work_dir, recorded);  // the unchecked keys as they are now
+    return resume;
+  }
   if (!resume) {
-    start_afresh(work_dir, settings);
+    start_afresh(work_dir, recorded);
     return false;
   }
   if (before.is_null()) {
     spdlog::warn("--resume: {} does not record the settings it was started with; continuing it unchecked",
                  work_dir);
-    record(work_dir, settings);
+    record(work_dir, recorded);
     return true;
   }
   if (changed == ChangedWork::kRefuse) throw UsageError(refusal(work_dir, before, settings));
   spdlog::info("{} was started with other settings ({}): starting over", work_dir, describe_changes(before, settings));
-  start_afresh(work_dir, settings);
+  start_afresh(work_dir, recorded);
   return false;
 }
 
-void check_work_folder(const std::string& work_dir, const nlohmann::json& settings) {
+void check_work_folder(const std::string& work_dir, const nlohmann::json& recorded,
+                       const std::vector<std::string>& unchecked) {
   if (!holds_work(work_dir)) return;
-  const nlohmann::json before = read_settings(work_dir);
+  const nlohmann::json before = compared(read_settings(work_dir), unchecked), settings = compared(recorded, unchecked);
   if (!before.is_null() && before != settings) throw UsageError(refusal(work_dir, before, settings));
 }
 

@@ -46,7 +46,7 @@ for i, title in enumerate(titles):
     if title.strip():
         assert isinstance(j["label"], str) and j["label_id"] >= 0 and 0 < j["score"] <= 1, j["label"]
     else:
-        assert j["label"] is None and j["label_id"] is None and j["score"] is None, j["label"]
+        assert j["label"] is None and j["label_id"] == -1 and j["score"] is None, j["label"]
     t = len(j["tokens"])
     assert j["tokens"][0] == "[CLS]" and j["tokens"][-1] == "[SEP]"
     w = j["weights"]

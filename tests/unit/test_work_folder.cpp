@@ -41,6 +41,24 @@ TEST(WorkFolder, ResumeContinuesOnlyUnderTheSameSettings) {
   EXPECT_TRUE(fs::exists(work + "/checkpoint.bin")) << "a refusal keeps the work";
 }
 
+TEST(WorkFolder, UncheckedKeysMayChangeOnResumeAndAreRecordedAnew) {
+  const std::string work = scratch_dir() + "/bert.work";
+  nlohmann::json one_thread = kSettings;
+  one_thread["config"]["max_threads"] = 1;
+  EXPECT_FALSE(prepare_work_folder(work, one_thread, false, ChangedWork::kRefuse, {"max_threads"}));
+  write_file_atomic(work + "/checkpoint.bin", "weights");
+  nlohmann::json two_threads = kSettings;
+  two_threads["config"]["max_threads"] = 2;
+  check_work_folder(work, two_threads, {"max_threads"});
+  EXPECT_TRUE(prepare_work_folder(work, two_threads, true, ChangedWork::kRefuse, {"max_threads"}));
+  EXPECT_EQ(nlohmann::json::parse(read_file(work + "/settings.json")), two_threads);
+  nlohmann::json wider = two_threads;
+  wider["config"]["hidden"] = 128;
+  EXPECT_THROW(check_work_folder(work, wider, {"max_threads"}), UsageError) << "other keys are still compared";
+  EXPECT_THROW(prepare_work_folder(work, one_thread, true, ChangedWork::kRefuse), UsageError)
+      << "without the list, max_threads is compared";
+}
+
 TEST(WorkFolder, ChangedSettingsStartOverWhenAsked) {
   const std::string work = work_with_checkpoint();
   nlohmann::json reseeded = kSettings;
