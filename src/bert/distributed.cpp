@@ -22,7 +22,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include "bert/join_watchdog.h"
+#include "bert/watchdog.h"
 #include "bert/optimiser.h"
 #include "newscls/error.h"
 #include "newscls/interrupt.h"
@@ -123,11 +123,45 @@ std::vector<std::size_t> shard_rows(const std::vector<std::size_t>& global_rows,
   return rows;
 }
 
-// The store, the process group and this rank's heartbeat (a counter in the store that a
-// background thread raises, on a store connection of its own).
+namespace {
+
+// This rank's heartbeat: a counter in the store that a detached thread raises every
+// kBeatPeriod on a store connection of its own. Detached and sharing this state, because a
+// rank 0 that hangs without dying leaves the thread blocked in c10d's read for good: joining
+// it would hang the rank that is reporting the loss.
+struct Heartbeat {
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  std::string key;
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false;
+
+  void run() {
+    for (;;) {
+      try {
+        store->add(key, 1);
+      } catch (const std::exception&) {
+        return;  // the store (rank 0) is gone; the collectives report it
+      }
+      std::unique_lock<std::mutex> lock(mutex);
+      if (wake.wait_for(lock, kBeatPeriod, [this] { return stopping; })) return;
+    }
+  }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    wake.notify_all();
+  }
+};
+
+}  // namespace
+
+// The store, the process group and this rank's heartbeat.
 struct Collective::Group {
   explicit Group(const DistributedSettings& s) : settings(s) {
-    JoinWatchdog watchdog;
+    Watchdog watchdog;
     const auto limit = seconds(s.timeout_s) + kJoinGrace;
     const std::string at = fmt::format("{}:{}", s.master_addr, s.master_port);
     watchdog.arm(fmt::format("rank {} was looking up MASTER_ADDR '{}'", s.rank, s.master_addr), limit);
@@ -155,22 +189,16 @@ struct Collective::Group {
       throw_distributed(fmt::format("rank {} cannot connect to the other ranks: {}", s.rank, first_line(e.what())));
     }
     watchdog.arm(fmt::format("rank {} was opening its heartbeat connection to {}", s.rank, at), limit, listener_hint(s));
-    beat_store = open_store(s, false);
+    heartbeat->store = open_store(s, false);
+    heartbeat->key = beat_key(s.rank);
     watchdog.disarm();
-    beat_thread = std::thread([this] { beat(); });  // last: nothing after it may throw
+    std::thread([beat = heartbeat] { beat->run(); }).detach();  // last: nothing after it may throw
     spdlog::info("distributed: rank {} of {} joined through {}:{}", s.rank, s.world_size, s.master_addr,
                  s.master_port);
   }
-  ~Group() {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      stopping = true;
-    }
-    wake.notify_all();
-    if (beat_thread.joinable()) beat_thread.join();
-  }
+  ~Group() { heartbeat->stop(); }
 
-  void wait_for_ranks(JoinWatchdog& watchdog) {
+  void wait_for_ranks(Watchdog& watchdog) {
     const auto deadline = Clock::now() + seconds(settings.timeout_s);
     watchdog.arm(fmt::format("rank {} was waiting for the other ranks in the store at {}:{}", settings.rank,
                              settings.master_addr, settings.master_port),
@@ -191,17 +219,6 @@ struct Collective::Group {
     }
   }
 
-  void beat() {
-    for (;;) {
-      try {
-        beat_store->add(beat_key(settings.rank), 1);
-      } catch (const std::exception&) {
-        return;  // the store (rank 0) is gone; the collectives report it
-      }
-      std::unique_lock<std::mutex> lock(mutex);
-      if (wake.wait_for(lock, kBeatPeriod, [this] { return stopping; })) return;
-    }
-  }
 
   // Ranks whose heartbeat stood still over kSilence; rank 0 when its store is unreachable.
   std::vector<int> silent_ranks() {
@@ -220,12 +237,9 @@ struct Collective::Group {
   }
 
   DistributedSettings settings;
-  c10::intrusive_ptr<c10d::TCPStore> store, beat_store;
+  c10::intrusive_ptr<c10d::TCPStore> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
-  std::thread beat_thread;
-  std::mutex mutex;
-  std::condition_variable wake;
-  bool stopping = false;
+  std::shared_ptr<Heartbeat> heartbeat = std::make_shared<Heartbeat>();
 };
 
 Collective::Collective(const DistributedSettings& settings) : settings_(settings) {
@@ -242,7 +256,19 @@ Collective::~Collective() = default;
 void Collective::fail(const std::string& during, const std::exception& e) {
   spdlog::error("distributed: rank {}: {} failed ({}); looking for the lost rank", rank(), during,
                 first_line(e.what()));
-  const std::vector<int> lost = group_->silent_ranks();
+  std::vector<int> lost;
+  {
+    // The heartbeats are in rank 0's store: if rank 0 hangs without dying, asking blocks for ever.
+    Watchdog watchdog;
+    if (!is_root()) {
+      watchdog.arm(fmt::format("rank {} was asking rank 0's store for the lost rank after {} failed ({})", rank(),
+                               during, first_line(e.what())),
+                   kSilence + kJoinGrace,
+                   ": lost rank 0 (its store does not answer: hung?); every rank stops. Restart all ranks "
+                   "(`train --resume` continues from the last checkpoint)");
+    }
+    lost = group_->silent_ranks();
+  }
   if (lost.empty()) {
     throw_distributed(fmt::format("rank {}: {} failed or timed out after {} s with every rank still alive: {}",
                                   rank(), during, settings_.timeout_s, first_line(e.what())));

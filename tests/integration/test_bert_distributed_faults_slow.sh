@@ -2,7 +2,8 @@
 # Faults of a 2-rank bert training on loopback: a rank killed with SIGKILL mid-epoch makes the
 # other exit non-zero within the timeout naming the lost rank, and no bundle is written;
 # restarting both ranks with --resume continues from the last checkpoint and ends with the
-# weights of a run never interrupted. Killing rank 0 (the store's host) stops rank 1 naming it;
+# weights of a run never interrupted. Killing rank 0 (the store's host), or stopping it (hung),
+# stops rank 1 naming it;
 # SIGINT to one rank stops both. A rank whose peer never comes names it after the timeout.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/dist_lib.sh"
@@ -58,6 +59,27 @@ killed_at=$SECONDS
 wait "$pid1" && fail "rank 1 finished although rank 0 was killed"
 ((SECONDS - killed_at <= timeout_s + 5)) || fail "rank 1 took $((SECONDS - killed_at)) s to stop"
 assert_contains "$dir/root1.err" "lost rank 0"
+
+# Rank 0 hung (stopped, not dead): rank 1's collective times out, and asking rank 0's store
+# which rank is lost would block for ever; it stops naming rank 0.
+port=$(free_port)
+WORLD_SIZE=2 RANK=0 MASTER_PORT=$port "$NEWSCLS_BIN" "${args[@]}" --out "$dir/hung" >/dev/null 2>&1 &
+pid0=$!
+WORLD_SIZE=2 RANK=1 MASTER_PORT=$port "$NEWSCLS_BIN" "${args[@]}" --out "$dir/hung" >/dev/null 2>"$dir/hung1.err" &
+pid1=$!
+for _ in $(seq 1 1200); do grep -q "joined" "$dir/hung1.err" 2>/dev/null && break; sleep 0.05; done
+sleep 1
+kill -STOP "$pid0"
+stopped_at=$SECONDS
+set +e
+wait "$pid1"
+code1=$?
+set -e
+kill -KILL "$pid0"
+kill -CONT "$pid0" 2>/dev/null || true
+((code1 == 1)) || { cat "$dir/hung1.err" >&2; fail "rank 1 beside a hung rank 0 exited $code1"; }
+((SECONDS - stopped_at <= timeout_s + 15)) || fail "rank 1 took $((SECONDS - stopped_at)) s to stop"
+assert_contains "$dir/hung1.err" "lost rank 0"
 
 # SIGINT to rank 1 alone: both ranks stop after the same step as interrupted (exit 130).
 port=$(free_port)

@@ -1,9 +1,10 @@
 // c10d's TCPStore client reads its socket without a timeout: a MASTER_PORT where some other
-// program listens and never answers blocks a joining rank for ever, deaf to SIGTERM and
-// Ctrl-C. While a rank joins, this watchdog ends the process, naming the step, when a step
-// outlives its deadline or when a signal is not honoured within a second.
+// program listens and never answers blocks a joining rank for ever, deaf to SIGTERM and Ctrl-C,
+// and so does a rank 0 (the store's host) that hangs without dying. Around such calls this
+// watchdog ends the process, naming the step, when the step outlives its limit or when a signal
+// is not honoured within a second.
 //
-//   JoinWatchdog watchdog;
+//   Watchdog watchdog;
 //   watchdog.arm("rank 1 was opening the store at host:port", seconds(timeout + 5));
 //   ... blocking c10d call ...
 //   watchdog.disarm();  // also on destruction
@@ -17,12 +18,12 @@
 
 namespace newscls::bert {
 
-class JoinWatchdog {
+class Watchdog {
  public:
-  JoinWatchdog();
-  ~JoinWatchdog();
-  JoinWatchdog(const JoinWatchdog&) = delete;
-  JoinWatchdog& operator=(const JoinWatchdog&) = delete;
+  Watchdog();
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
 
   // Starts watching `step` ("rank 1 was ...", said in the error) for `limit` from now; replaces
   // the step before. `timeout_hint` follows the step only when the limit is what ended it.

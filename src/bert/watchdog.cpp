@@ -1,4 +1,4 @@
-#include "bert/join_watchdog.h"
+#include "bert/watchdog.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -16,7 +16,8 @@ constexpr std::chrono::milliseconds kSignalGrace{1000};
 constexpr int kExitError = 1;
 constexpr int kExitInterrupted = 130;
 
-// Nothing is being written while a rank joins, so ending the process loses nothing.
+// Armed only where nothing is being written (joining; a rank other than 0 looking for the lost
+// one), so ending the process loses nothing.
 [[noreturn]] void end_process(const std::string& message, int code) {
   std::fprintf(stderr, "error: distributed: %s\n", message.c_str());
   std::fflush(stderr);
@@ -25,9 +26,9 @@ constexpr int kExitInterrupted = 130;
 
 }  // namespace
 
-JoinWatchdog::JoinWatchdog() : thread_([this] { watch(); }) {}
+Watchdog::Watchdog() : thread_([this] { watch(); }) {}
 
-JoinWatchdog::~JoinWatchdog() {
+Watchdog::~Watchdog() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
@@ -36,7 +37,7 @@ JoinWatchdog::~JoinWatchdog() {
   thread_.join();
 }
 
-void JoinWatchdog::arm(const std::string& step, std::chrono::milliseconds limit, const std::string& timeout_hint) {
+void Watchdog::arm(const std::string& step, std::chrono::milliseconds limit, const std::string& timeout_hint) {
   std::lock_guard<std::mutex> lock(mutex_);
   step_ = step;
   timeout_hint_ = timeout_hint;
@@ -45,12 +46,12 @@ void JoinWatchdog::arm(const std::string& step, std::chrono::milliseconds limit,
   armed_ = true;
 }
 
-void JoinWatchdog::disarm() {
+void Watchdog::disarm() {
   std::lock_guard<std::mutex> lock(mutex_);
   armed_ = false;
 }
 
-void JoinWatchdog::watch() {
+void Watchdog::watch() {
   Clock::time_point signalled_at{};
   std::unique_lock<std::mutex> lock(mutex_);
   while (!wake_.wait_for(lock, kPoll, [this] { return stopping_; })) {
@@ -61,8 +62,7 @@ void JoinWatchdog::watch() {
       end_process("interrupted while " + step_, kExitInterrupted);
     }
     if (now >= deadline_) {
-      end_process("no answer within " + std::to_string(limit_s_) + " s (--dist-timeout + 5) while " + step_ +
-                      timeout_hint_, kExitError);
+      end_process("no answer within " + std::to_string(limit_s_) + " s while " + step_ + timeout_hint_, kExitError);
     }
   }
 }
