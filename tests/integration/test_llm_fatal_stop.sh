@@ -45,18 +45,19 @@ assert_contains "$dir/int.err" "the run had stopped on"
 assert_contains "$dir/int.err" "HTTP 402"
 
 # interrupt_run SCRIPT CACHE: starts a run against a server answering as SCRIPT says, sends
-# SIGINT once all six requests are out, and leaves the run's pid in $pid.
+# SIGINT once all six requests are out (each answered only after the script's delay, so no
+# seventh starts before the signal), and leaves the run's pid in $pid.
 interrupt_run() {
   stop_llm_server
   start_llm_server "$dir" --truth "$dir/data/test.txt" --classes "$dir/data/class.txt" --script "$1"
   "$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/model" --set "base_url=$LLM_URL" \
     --set "cache_path=$2" --set concurrency=6 2>"$dir/sigint.err" &
   pid=$!
-  for _ in $(seq 100); do [[ $(server_stat "j['requests']") == 6 ]] && break; sleep 0.05; done
+  for _ in $(seq 100); do (( $(server_stat "j['requests']") >= 6 )) && break; sleep 0.05; done
   kill -INT "$pid"
 }
 wait_exit() { set +e; wait "$pid"; code=$?; set -e; }  # the run's exit status in $code
-echo '{"*": {"slow": 0.5}}' >"$dir/slow.json"
+echo '{"*": {"slow": 2}}' >"$dir/slow.json"  # long enough for the poll above on loaded cores
 interrupt_run "$dir/slow.json" "$dir/cache_int.sqlite"
 wait_exit
 assert_eq 130 "$code" "exit code after SIGINT"
