@@ -30,6 +30,29 @@ std::vector<std::string> normalize_all(const std::vector<std::string>& titles, b
   return out;
 }
 
+// The payload carries its own feature and loss settings and prediction follows them; a
+// manifest that says otherwise (edited by hand, or pasted from another bundle) would make
+// `info` and the report describe a model that is not the one answering.
+void check_payload_matches(const Engine& e, const Settings& s, const std::string& path) {
+  const FeatureOptions& fo = e.features.options();
+  const auto differ = [&](const char* key, const std::string& payload, const std::string& manifest) {
+    if (payload == manifest) return;
+    throw ModelFormatError(path, std::string("holds ") + key + " " + payload + " but the manifest's config says " +
+                                     manifest + "; the bundle was altered after training");
+  };
+  const auto str = [](auto v) { return std::to_string(v); };
+  const auto flag = [](bool v) { return std::string(v ? "true" : "false"); };
+  differ("loss", loss_name(e.loss), loss_name(s.loss));
+  differ("pooling", pooling_name(e.pooling), pooling_name(s.pooling));
+  differ("ngram_max", str(fo.ngram_max), str(s.ngram_max));
+  differ("buckets", str(fo.buckets), str(s.buckets));
+  differ("min_count", str(fo.min_count), str(s.min_count));
+  differ("ngram_min_count", str(fo.ngram_min_count), str(s.ngram_min_count));
+  differ("skip_bigrams", flag(fo.skip_bigrams), flag(s.skip_bigrams));
+  differ("idf", flag(!e.row_weights.empty()), flag(s.idf));
+  differ("quantize", flag(e.quantized), flag(s.quantize));
+}
+
 class FastTextClassifier : public Classifier {
  public:
   std::string family() const override { return "fasttext"; }
@@ -52,7 +75,10 @@ class FastTextClassifier : public Classifier {
     save_engine(*engine_, bundle.payload_path(kPayload));
   }
   void load(const Bundle& bundle) override {
-    engine_ = load_engine(bundle.payload_path(kPayload), static_cast<int>(bundle.manifest().labels.size()));
+    const std::string path = bundle.payload_path(kPayload);
+    Engine engine = load_engine(path, static_cast<int>(bundle.manifest().labels.size()));
+    check_payload_matches(engine, settings_, path);
+    engine_ = std::move(engine);
   }
 
  private:

@@ -1,5 +1,6 @@
 // fasttext training, prediction, bundles, broken payloads, quantisation and autotune on a
 // tiny separable corpus.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -134,6 +135,36 @@ TEST(FasttextModel, BundleRoundTripGivesIdenticalPredictions) {
   EXPECT_EQ(loaded->family(), "fasttext");
   EXPECT_EQ(loaded->config(), t.model->config());
   expect_same_predictions(*t.model, *loaded, test);
+}
+
+TEST(FasttextModel, ManifestContradictingThePayloadIsRefused) {
+  const std::string dir = testing::scratch_dir();
+  Trained t = train_on(separable(20, 7), {"dim=8"});
+  const auto bundle_with = [&](const std::string& name, const char* key, const nlohmann::json& value) {
+    BundleWriter w(dir + "/" + name);
+    t.model->save(w);
+    Manifest m;
+    m.family = "fasttext";
+    m.labels = four_labels().names;
+    m.config = t.model->config();
+    m.config[key] = value;
+    w.commit(m);
+    return dir + "/" + name;
+  };
+  const auto refusal = [](const std::string& bundle) {
+    try {
+      load_classifier(bundle);
+    } catch (const ModelFormatError& e) {
+      return std::string(e.what());
+    }
+    return std::string("loaded");
+  };
+  EXPECT_THAT(refusal(bundle_with("ngrams", "ngram_max", 4)),
+              ::testing::AllOf(::testing::HasSubstr("fasttext.bin"), ::testing::HasSubstr("ngram_max 3"),
+                               ::testing::HasSubstr("says 4")));
+  EXPECT_THAT(refusal(bundle_with("int8", "quantize", true)), ::testing::HasSubstr("quantize false"));
+  EXPECT_THAT(refusal(bundle_with("idf", "idf", false)), ::testing::HasSubstr("idf true"));
+  EXPECT_EQ(refusal(bundle_with("dim", "dim", 99)), "loaded");  // dim is folded away, not in the payload
 }
 
 TEST(FasttextModel, QuantizedBundleIsSmallAndStillAccurate) {
