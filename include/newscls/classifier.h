@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,10 @@ struct Prediction {
 
 // The most probable class of a probability vector (the first on ties).
 Prediction prediction_from_probs(std::vector<float> probs);
+
+// What a wrapper (the bundle's calibration) does to a family's probabilities before they
+// are shown; empty for none.
+using ProbsAdjust = std::function<void(std::vector<float>&)>;
 
 // A title's vectors from an encoder (`newscls embed`).
 struct Embedding {
@@ -98,9 +103,10 @@ class Classifier {
   virtual std::size_t eval_limit() const { return 0; }
 
   // Families with attention weights write i.json, i.npy and i.html for each title, with
-  // i counted from first_index. Others throw UsageError.
+  // i counted from first_index, the class shown scored as predict scores it (after adjust).
+  // Others throw UsageError.
   virtual void dump_attention(const std::vector<std::string>& titles, std::size_t first_index,
-                              const std::string& out_dir);
+                              const std::string& out_dir, const ProbsAdjust& adjust);
   // Families with an encoder give each title's vectors, same order. Others throw UsageError.
   virtual std::vector<Embedding> embed(const std::vector<std::string>& titles);
 };

@@ -168,8 +168,8 @@ class BertClassifier final : public Classifier {
   }
   void save(BundleWriter& bundle) const override;
   void load(const Bundle& bundle) override;
-  void dump_attention(const std::vector<std::string>& titles, std::size_t first_index,
-                      const std::string& out_dir) override;
+  void dump_attention(const std::vector<std::string>& titles, std::size_t first_index, const std::string& out_dir,
+                      const ProbsAdjust& adjust) override;
 
  private:
   void build_model(std::int64_t num_classes);
@@ -396,7 +396,7 @@ void BertClassifier::load(const Bundle& bundle) {
 }
 
 void BertClassifier::dump_attention(const std::vector<std::string>& titles, std::size_t first_index,
-                                    const std::string& out_dir) {
+                                    const std::string& out_dir, const ProbsAdjust& adjust) {
   require_model();
   c10::InferenceMode guard;
   model_->eval();
@@ -409,11 +409,14 @@ void BertClassifier::dump_attention(const std::vector<std::string>& titles, std:
     dump.tokens = vocab_->tokens_of(ids);
     // An imported encoder has no label to show; a blank title gets none, as predict abstains.
     if (model_->has_classifier() && !is_blank_title(titles[i])) {
-      torch::Tensor probs = torch::softmax(model_->head(enc.hidden), 1)[0];
-      dump.label_id = static_cast<int>(probs.argmax().item<std::int64_t>());
+      const torch::Tensor row = torch::softmax(model_->head(enc.hidden), 1)[0].contiguous();
+      std::vector<float> probs(row.data_ptr<float>(), row.data_ptr<float>() + row.numel());
+      if (adjust) adjust(probs);
+      const Prediction shown = prediction_from_probs(std::move(probs));
+      dump.label_id = shown.label;
       dump.label = dump.label_id < static_cast<int>(label_names_.size()) ? label_names_[dump.label_id]
                                                                           : std::to_string(dump.label_id);
-      dump.score = probs[dump.label_id].item<float>();
+      dump.score = shown.score;
     }
     dump.heads_per_layer = options_.arch.heads_per_layer;
     dump.weights = stack_layer_weights(enc.weights);  // (layers, heads, T, T)

@@ -33,7 +33,7 @@ std::vector<Prediction> predict_titles(Classifier& model, const std::vector<std:
   return out;
 }
 
-void Classifier::dump_attention(const std::vector<std::string>&, std::size_t, const std::string&) {
+void Classifier::dump_attention(const std::vector<std::string>&, std::size_t, const std::string&, const ProbsAdjust&) {
   throw UsageError("model family '" + family() + "' has no attention weights to dump");
 }
 

@@ -66,9 +66,13 @@ class TemperatureClassifier : public Classifier {
   nlohmann::json run_stats() const override { return inner_->run_stats(); }
   std::size_t eval_limit() const override { return inner_->eval_limit(); }
   std::vector<Embedding> embed(const std::vector<std::string>& titles) override { return inner_->embed(titles); }
-  void dump_attention(const std::vector<std::string>& titles, std::size_t first_index,
-                      const std::string& out_dir) override {
-    inner_->dump_attention(titles, first_index, out_dir);
+  void dump_attention(const std::vector<std::string>& titles, std::size_t first_index, const std::string& out_dir,
+                      const ProbsAdjust& adjust) override {
+    const Temperature t = t_;
+    inner_->dump_attention(titles, first_index, out_dir, [t, &adjust](std::vector<float>& probs) {
+      apply_temperature(probs, t);
+      if (adjust) adjust(probs);
+    });
   }
 
  private:

@@ -261,7 +261,7 @@ void dump_attention_into(Classifier& model, const std::vector<std::string>& titl
   for (std::size_t first = 0; first < titles.size(); first += kChunk) {
     check_interrupted();
     const auto end = titles.begin() + static_cast<std::ptrdiff_t>(std::min(titles.size(), first + kChunk));
-    model.dump_attention({titles.begin() + static_cast<std::ptrdiff_t>(first), end}, first, dir);
+    model.dump_attention({titles.begin() + static_cast<std::ptrdiff_t>(first), end}, first, dir, {});
   }
   // Only what the index says an earlier dump wrote: other files in the folder are the user's.
   std::vector<fs::path> stale;

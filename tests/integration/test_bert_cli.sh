@@ -68,6 +68,18 @@ for i, title in enumerate(titles):
     html = open(f"{out}/{i}.html", encoding="utf-8").read()
     assert "[CLS]" in html and "layer 1" in html and "head 2" in html
 PY
+# The class and score shown are predict's, calibration included (they were the raw softmax's).
+"$NEWSCLS_BIN" predict --model-dir "$dir/model" --input "$dir/with_blank.txt" --output "$dir/att_predict.jsonl"
+python3 - "$dir/att" "$dir/att_predict.jsonl" "$dir/model/manifest.json" <<'PY'
+import json, sys
+out, predicted, manifest = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3]))
+assert manifest["training"].get("calibration"), "the fixture must be calibrated for this check to mean anything"
+for i, line in enumerate(open(predicted, encoding="utf-8")):
+    p, j = json.loads(line), json.load(open(f"{out}/{i}.json", encoding="utf-8"))
+    assert j["label"] == p["label"], (i, j["label"], p["label"])
+    if p["label"] is not None:  # a blank title: no class on either side
+        assert abs(j["score"] - p["score"]) < 1e-5, (i, j["score"], p["score"])
+PY
 # Dumped again for fewer titles, the folder holds the new dumps alone; files the earlier dump
 # did not write stay, numbered or not.
 touch "$dir/att/notes.txt" "$dir/att/7.json"

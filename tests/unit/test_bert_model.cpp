@@ -339,7 +339,7 @@ TEST(BertClassifier, TrainSaveLoadPredictRoundTrip) {
   }
   loaded->set_threads(1);
 
-  loaded->dump_attention({data.dev.titles[0]}, 7, dir + "/attention");
+  loaded->dump_attention({data.dev.titles[0]}, 7, dir + "/attention", {});
   EXPECT_TRUE(std::filesystem::exists(dir + "/attention/7.npy"));
   const auto j = nlohmann::json::parse(std::ifstream(dir + "/attention/7.json"));
   EXPECT_EQ(j.at("tokens").front(), "[CLS]");

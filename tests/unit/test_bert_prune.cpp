@@ -224,7 +224,7 @@ TEST(BertPrune, PrunedBundleReloadsPredictsAsMaskedAndDumpsAttention) {
   expect_predicts_as_masked(original, dir + "/pruned", facts, data.dev);
 
   auto loaded = load_classifier(dir + "/pruned");
-  loaded->dump_attention({data.dev.titles[0]}, 0, dir + "/attention");
+  loaded->dump_attention({data.dev.titles[0]}, 0, dir + "/attention", {});
   const auto j = nlohmann::json::parse(std::ifstream(dir + "/attention/0.json"));
   const auto per_layer = facts.at("heads_per_layer").get<std::vector<std::int64_t>>();
   EXPECT_EQ(j.at("heads_per_layer").get<std::vector<std::int64_t>>(), per_layer);

@@ -213,7 +213,7 @@ void check_quantised_bundle(const std::string& f32, const std::string& dir, cons
   std::cout << "bundle: probabilities max abs diff " << max_prob_diff(a, b) << "\n";
   EXPECT_LE(max_prob_diff(a, b), kProbTolerance);
   EXPECT_EQ(int8->embed({titles[0]}).at(0).cls.size(), original->embed({titles[0]}).at(0).cls.size());
-  int8->dump_attention({titles[0]}, 0, dir + "/attention");
+  int8->dump_attention({titles[0]}, 0, dir + "/attention", {});
   EXPECT_TRUE(std::filesystem::exists(dir + "/attention/0.npy"));
 
   commit(*int8, dir + "/again", bundle.manifest().labels);  // a loaded int8 model saves as int8
