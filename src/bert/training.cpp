@@ -413,7 +413,7 @@ void end_fine_tune_epoch(FineTuneRun& r, int epoch, bool use_dev) {
       s.bad_epochs = 0;
       r.best = clone_state(r.live);
     } else if (++s.bad_epochs >= r.o.patience) {
-      s.stopped = true;
+      s.stopped = epoch + 1 < r.o.epochs && s.step < r.total;  // after the last epoch nothing is cut short
     }
     spdlog::info("epoch {}: loss {:.4f}, dev macro-F1 {:.4f}{}", epoch + 1, r.ema_loss, f1,
                  s.stopped ? " (early stop)" : "");

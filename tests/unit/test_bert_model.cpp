@@ -348,6 +348,29 @@ TEST(BertClassifier, TrainSaveLoadPredictRoundTrip) {
   EXPECT_EQ(j.at("weights")[0][0].size(), j.at("tokens").size());
 }
 
+// The smallest learning rate, too small to move dev: every epoch after the first is a bad one.
+nlohmann::json facts_with_patience_one(int epochs, const std::string& work) {
+  TinyData data;
+  nlohmann::json c = tiny_config();
+  for (const std::string& kv : std::vector<std::string>{"pretrain_epochs=0", "lr=1e-7", "patience=1",
+                                                      "epochs=" + std::to_string(epochs)}) {
+    apply_override(c, kv);
+  }
+  auto model = make_classifier();
+  model->configure(c);
+  return model->train(context(data, work));
+}
+
+TEST(BertClassifier, PatienceSpentOnTheLastEpochIsNoEarlyStop) {
+  const std::string dir = testing::scratch_dir();
+  const nlohmann::json whole = facts_with_patience_one(2, dir + "/two");
+  EXPECT_EQ(whole.at("epochs_run"), 2);
+  EXPECT_EQ(whole.at("early_stopped"), false);
+  const nlohmann::json cut = facts_with_patience_one(3, dir + "/three");
+  EXPECT_EQ(cut.at("epochs_run"), 2);
+  EXPECT_EQ(cut.at("early_stopped"), true);
+}
+
 TEST(BertClassifier, DeterministicUnderASeedAndResumesFromItsCheckpoint) {
   const std::string dir = testing::scratch_dir();
   TinyData data;
