@@ -70,10 +70,40 @@ void check_label2id(const json& j, const std::vector<std::string>& labels, const
   }
 }
 
+// Keys whose null transformers would not take for its default (it would fail on None); keys
+// such as pad_token_id or problem_type may be null there and are read as absent.
+void refuse_nulls(const json& j, const std::string& path) {
+  for (const char* key : {"model_type", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                          "intermediate_size", "max_position_embeddings", "type_vocab_size", "layer_norm_eps",
+                          "hidden_act", "position_embedding_type"}) {
+    if (j.contains(key) && j.at(key).is_null()) refuse_key(path, key, "is null; transformers would not load it either");
+  }
+}
+
+// What transformers would compute differently from the bidirectional softmax classifier
+// imported here: refused rather than imported as something else.
+void refuse_other_models(const json& j, const BertConfig& c, const std::string& path) {
+  static const std::vector<std::string> kReadable = {"BertForSequenceClassification", "BertModel", "BertForMaskedLM",
+                                                     "BertForPreTraining"};
+  for (const std::string& a : c.architectures) {
+    if (std::find(kReadable.begin(), kReadable.end(), a) == kReadable.end()) {
+      refuse_key(path, "architectures", "names " + a + "; a sequence classifier (BertForSequenceClassification) or an "
+                                        "encoder (BertModel, BertForMaskedLM, BertForPreTraining) can be imported");
+    }
+  }
+  if (get_bool(j, "is_decoder", false, path)) refuse_key(path, "is_decoder", "is true: causal attention is not supported");
+  if (get_bool(j, "add_cross_attention", false, path)) refuse_key(path, "add_cross_attention", "is true: not supported");
+  const std::string problem = get_string(j, "problem_type", "single_label_classification", path);
+  if (problem != "single_label_classification") {
+    refuse_key(path, "problem_type", "is '" + problem + "'; only single_label_classification (softmax scores) is supported");
+  }
+}
+
 }  // namespace
 
 BertConfig read_bert_config(const std::string& path) {
   const json j = read_json_object(path);
+  refuse_nulls(j, path);
   BertConfig c;
   c.model_type = get_string(j, "model_type", c.model_type, path);
   c.vocab_size = positive_int(j, "vocab_size", c.vocab_size, path);
@@ -87,6 +117,7 @@ BertConfig read_bert_config(const std::string& path) {
   c.layer_norm_eps = get_number(j, "layer_norm_eps", c.layer_norm_eps, path);
   c.hidden_act = get_string(j, "hidden_act", c.hidden_act, path);
   c.architectures = get_strings(j, "architectures", path);
+  refuse_other_models(j, c, path);
   c.labels = read_id2label(j, path);
   check_label2id(j, c.labels, path);
   if (c.hidden_size % c.num_attention_heads != 0) {

@@ -20,8 +20,11 @@ void warn_of_unread_layers(const std::vector<std::string>& unused, std::int64_t 
     if (std::regex_search(name, m, kLayer)) highest = std::max(highest, std::stoll(m[1].str()));
   }
   if (highest < layers) return;  // none, or stray tensors of layers that are read
-  spdlog::warn("{} holds encoder layers up to {}, but config.json's num_hidden_layers is {}: layers {} to {} are not read",
-               path, highest, layers, layers, highest);
+  // transformers numbers layers from 0: say so, as "up to 1" beside "num_hidden_layers 1" reads as a contradiction.
+  const std::string unread = highest == layers ? "layer " + std::to_string(layers)
+                                               : "layers " + std::to_string(layers) + " to " + std::to_string(highest);
+  spdlog::warn("{} holds {} encoder layers (numbered 0 to {}), but config.json's num_hidden_layers is {}: {} {} not read",
+               path, highest + 1, highest, layers, unread, highest == layers ? "is" : "are");
 }
 
 }  // namespace

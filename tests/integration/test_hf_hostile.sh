@@ -81,7 +81,7 @@ assert_contains "$dir/err" "roberta"
 d=$(variant fewer-layers)
 python3 -c 'import json,sys; p=sys.argv[1]; c=json.load(open(p)); c["num_hidden_layers"]=1; json.dump(c, open(p,"w"))' "$d/config.json"
 "$bin" import-hf --model-dir "$d" --out "$dir/fewer" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import with fewer layers"; }
-assert_contains "$dir/err" "num_hidden_layers is 1: layers 1 to 1 are not read"
+assert_contains "$dir/err" "holds 2 encoder layers (numbered 0 to 1), but config.json's num_hidden_layers is 1: layer 1 is not read"
 
 # Fine-tuning reads the same files the same way.
 expect_exit 1 "$dir/err" "$bin" train --model bert --init "hf:$dir/truncated" \

@@ -40,6 +40,12 @@ TEST(HfConfig, AbsentKeysTakeTransformersDefaults) {
   EXPECT_EQ(c.vocab_size, 30522);
 }
 
+TEST(HfConfig, NullsThatTransformersTakesForNoneAreAbsent) {
+  const std::string path = testing::write_text(testing::scratch_dir() + "/config.json",
+                                               R"({"pad_token_id": null, "problem_type": null, "is_decoder": false})");
+  EXPECT_EQ(hf::read_bert_config(path).hidden_size, 768);
+}
+
 TEST(HfConfig, WrongTypesAndValuesAreRefusedNamingFileAndKey) {
   const std::string path = testing::scratch_dir() + "/config.json";
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -61,6 +67,11 @@ TEST(HfConfig, WrongTypesAndValuesAreRefusedNamingFileAndKey) {
       {R"({"model_type": 7})", "'model_type'"},
       {R"({"vocab_size": 99999999999999999999})", "'vocab_size'"},
       {R"({"position_embedding_type": "relative_key"})", "'position_embedding_type'"},
+      {R"({"hidden_act": null})", "'hidden_act'"},
+      {R"({"layer_norm_eps": null})", "'layer_norm_eps'"},
+      {R"({"architectures": ["BertForTokenClassification"]})", "'architectures'"},
+      {R"({"is_decoder": true})", "'is_decoder'"},
+      {R"({"problem_type": "multi_label_classification"})", "'problem_type'"},
   };
   for (const auto& [text, key] : cases) {
     testing::write_text(path, text);
