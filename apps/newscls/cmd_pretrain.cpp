@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "common_options.h"
+#include "newscls/bundle.h"
 #include "newscls/data.h"
 #include "newscls/error.h"
 #include "newscls/workflow.h"
@@ -38,6 +39,7 @@ void run_pretrain(const PretrainOptions& o) {
   request.threads = o.threads > 0 ? o.threads : default_thread_count();
   request.out_dir = o.out_dir.empty() ? "runs/" + o.family + "-encoder" : o.out_dir;
   request.distributed = o.distributed;
+  if (o.distributed.rank == 0) BundleWriter::check_target(request.out_dir);
   spdlog::info("pretraining a {} encoder on {} titles of {}", o.family, train.size(), layout.train());
   const nlohmann::json facts = family.pretrain(request);
   if (o.distributed.rank != 0) {

@@ -45,6 +45,9 @@ class BundleWriter {
  public:
   explicit BundleWriter(std::string final_dir);
   ~BundleWriter();
+  // Throws the IoError the constructor would: called before the work that fills the
+  // bundle, so a bad --out is refused before minutes of training, not after.
+  static void check_target(const std::string& final_dir);
   BundleWriter(const BundleWriter&) = delete;
   BundleWriter& operator=(const BundleWriter&) = delete;
 

@@ -94,11 +94,18 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
   return m;
 }
 
+void BundleWriter::check_target(const std::string& final_dir) {
+  if (!is_bundle_or_empty(final_dir)) throw IoError(final_dir, "exists and is not a newscls bundle; refusing to replace it");
+  std::error_code ec;
+  for (fs::path up = fs::path(final_dir).parent_path(); !up.empty(); up = up.parent_path()) {
+    if (fs::exists(up, ec) && !fs::is_directory(up, ec)) throw IoError(final_dir, up.string() + " is not a directory");
+    if (up == up.parent_path()) break;
+  }
+}
+
 BundleWriter::BundleWriter(std::string final_dir) : final_dir_(std::move(final_dir)) {
   while (final_dir_.size() > 1 && final_dir_.back() == '/') final_dir_.pop_back();
-  if (!is_bundle_or_empty(final_dir_)) {
-    throw IoError(final_dir_, "exists and is not a newscls bundle; refusing to replace it");
-  }
+  check_target(final_dir_);
   const fs::path parent = fs::path(final_dir_).parent_path();
   if (!parent.empty()) make_directories(parent.string());
   tmp_dir_ = final_dir_ + ".tmp." + std::to_string(::getpid());

@@ -23,6 +23,7 @@ nlohmann::json describe(const std::string& name, const std::string& family, cons
 std::unique_ptr<Classifier> load_bundle(const std::string& dir, Manifest& manifest) {
   const Bundle bundle = Bundle::open(dir);
   manifest = bundle.manifest();
+  require_classes(bundle);  // else every request would fail
   return load_classifier(bundle);
 }
 

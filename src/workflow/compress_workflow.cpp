@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "newscls/atomic_file.h"
+#include "newscls/bundle.h"
 #include "newscls/error.h"
 #include "newscls/registry.h"
 #include "newscls/stopwatch.h"
@@ -229,6 +230,15 @@ nlohmann::json side_json(const std::string& dir, nlohmann::json accuracies, std:
   return j;
 }
 
+// The manifest's test figures, which info and serve show, are the new model's: a compressed
+// bundle's manifest starts from its source's training facts, or from none.
+void record_test_figures(const std::string& dir, const Metrics& test) {
+  Manifest manifest = Bundle::read_manifest(dir);
+  manifest.training["test_accuracy"] = test.accuracy;
+  manifest.training["test_macro_f1"] = test.macro_f1;
+  write_file_atomic(dir + "/manifest.json", manifest_to_json(manifest).dump(2) + "\n");
+}
+
 // Returns the new bundle's dev and test accuracy and macro-F1 from these evaluations.
 nlohmann::json calibrate_and_evaluate(const CompressOptions& o, int threads) {
   EvalRequest dev;
@@ -244,6 +254,7 @@ nlohmann::json calibrate_and_evaluate(const CompressOptions& o, int threads) {
   test.fit_calibration = false;
   test.out.clear();  // the bundle's own metrics.json, as train writes
   const Metrics on_test = run_eval(test).metrics;
+  record_test_figures(o.out_dir, on_test);
   return {{"dev", {{"accuracy", on_dev.accuracy}, {"macro_f1", on_dev.macro_f1}}},
           {"test", {{"accuracy", on_test.accuracy}, {"macro_f1", on_test.macro_f1}}}};
 }
@@ -310,6 +321,7 @@ nlohmann::json run_compress(const CompressOptions& o) {
   for (const std::string& teacher : o.teacher_dirs) {
     if (folders_overlap(o.out_dir, teacher)) throw UsageError("--out " + o.out_dir + " would replace the teacher " + teacher);
   }
+  BundleWriter::check_target(o.out_dir);
   const Bundle source = Bundle::open(o.model_dir);
   for (const std::string& teacher : o.teacher_dirs) {
     if (Bundle::open(teacher).manifest().labels != source.manifest().labels) {
@@ -324,7 +336,7 @@ nlohmann::json run_compress(const CompressOptions& o) {
     throw UsageError("model family '" + family.name() + "' has no compression method '" + o.method + "'" +
                      (known.empty() ? std::string(" (it has none)") : " (it has: " + known + ")"));
   }
-  if (const std::string why = family.without_classes(source); !why.empty()) throw UsageError(o.model_dir + " " + why);
+  require_classes(source);
   const int threads = o.threads > 0 ? o.threads : default_thread_count();
   const Splits splits = read_splits_for(o, source);
   const std::vector<std::string> unlabelled = read_titles(o.unlabelled_file);

@@ -78,18 +78,32 @@ void verify_bundle(const Bundle& bundle) {
   bundle_temperature(bundle, t);
 }
 
+namespace {
+
+void require_model_kind(const Bundle& bundle, const Family& family) {
+  const std::string& kind = bundle.manifest().family;
+  if (kind == family.name()) return;
+  // A part for training (an encoder), not a model.
+  const std::string fix = family.trains_from_init()
+                              ? "; train a classifier from it: newscls train --model " + family.name() + " --init " +
+                                    bundle.dir()
+                              : "";
+  throw ModelFormatError(bundle.dir() + "/manifest.json",
+                         "a '" + kind + "' bundle cannot classify, embed or show attention" + fix);
+}
+
+}  // namespace
+
+void require_classes(const Bundle& bundle) {
+  const Family& family = family_of_bundle(bundle);
+  require_model_kind(bundle, family);
+  if (const std::string why = family.without_classes(bundle); !why.empty()) throw UsageError(bundle.dir() + " " + why);
+}
+
 // A bad family or config in a manifest is a fault of that file, not of the command line.
 std::unique_ptr<Classifier> load_uncalibrated_classifier(const Bundle& bundle) {
-  const std::string& kind = bundle.manifest().family;
   const Family& family = family_of_bundle(bundle);
-  if (kind != family.name()) {  // a part for training (an encoder), not a model
-    const std::string fix = family.trains_from_init()
-                                ? "; train a classifier from it: newscls train --model " + family.name() + " --init " +
-                                      bundle.dir()
-                                : "";
-    throw ModelFormatError(bundle.dir() + "/manifest.json", "a '" + kind +
-                                                                "' bundle cannot classify, embed or show attention" + fix);
-  }
+  require_model_kind(bundle, family);
   std::unique_ptr<Classifier> model = family.make_classifier();
   try {
     model->configure(bundle.manifest().config);

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "newscls/atomic_file.h"
+#include "newscls/bundle.h"
 #include "newscls/error.h"
 #include "newscls/sha256.h"
 #include "newscls/stopwatch.h"
@@ -193,6 +194,7 @@ TrainOutcome train_model(const TrainRequest& request) {
   check_family_options(request);
   check_distributed(request);
   const std::string out_dir = request.out_dir.empty() ? "runs/" + request.family : request.out_dir;
+  if (request.distributed.rank == 0) BundleWriter::check_target(out_dir);
   const CalibrateSetting calibrate = calibrate_setting(request.overrides);
   auto model = make_classifier(request.family);
   model->configure(request.config.is_null() ? build_config(request.family, request.config_file, request.overrides)

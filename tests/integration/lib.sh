@@ -31,6 +31,10 @@ assert_contains() {  # file text
   grep -qF -- "$2" "$1" || { cat "$1" >&2; fail "$1 does not contain '$2'"; }
 }
 
+assert_not_contains() {  # file text
+  ! grep -qF -- "$2" "$1" || { cat "$1" >&2; fail "$1 contains '$2'"; }
+}
+
 # expect_exit CODE STDERR_FILE cmd...: runs cmd, checks its exit code.
 expect_exit() {
   local want=$1 err=$2

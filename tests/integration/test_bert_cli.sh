@@ -11,6 +11,9 @@ tiny=(--threads 1 --set layers=1 --set hidden=32 --set heads=2 --set ff=64 --set
   --set pretrain_epochs=1 --set pretrain_max_steps=10 >"$dir/pretrain.out"
 assert_eq bert-encoder "$(json_get "$dir/encoder/manifest.json" "j['family']")" "encoder family"
 assert_eq 10 "$(json_get "$dir/encoder/manifest.json" "j['training']['pretrain_steps']")" "pretrain steps"
+# compress names what an encoder is for (it said "lists no payload 'weights.bin'").
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" compress --model-dir "$dir/encoder" --method quantize --out "$dir/enc-int8" --data "$dir/data"
+assert_contains "$dir/err" "bundle cannot classify, embed or show attention; train a classifier from it"
 
 "$NEWSCLS_BIN" train --model bert --data "$dir/data" --out "$dir/model" --init "$dir/encoder" "${tiny[@]}" \
   --set epochs=1 --set max_steps=20 >"$dir/train.out"

@@ -44,6 +44,15 @@ assert_contains "$dir/err" "config key 'no_such_key': unknown key"
 
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" info --model-dir "$dir"
 assert_contains "$dir/err" "not a newscls bundle"
+# An --out that is not a bundle is refused before any training (it was refused after).
+mkdir -p "$dir/notes" && echo keep >"$dir/notes/notes.txt"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --out "$dir/notes"
+assert_contains "$dir/err" "$dir/notes: exists and is not a newscls bundle"
+assert_not_contains "$dir/err" "trained in"
+assert_eq keep "$(cat "$dir/notes/notes.txt")" "the folder's file"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --out "$dir/notes/notes.txt/m"
+assert_contains "$dir/err" "$dir/notes/notes.txt is not a directory"
+assert_not_contains "$dir/err" "trained in"
 # A "_" key documents a config file; on the command line it is an unknown key, not ignored.
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --set _n_trees=1
 assert_contains "$dir/err" "config key '_n_trees': unknown key"

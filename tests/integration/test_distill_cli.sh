@@ -19,6 +19,9 @@ assert_eq 1 "$(json_get "$c" 'j["settings"]["layers"]')" "student layers"
 assert_eq 20 "$(json_get "$c" 'j["facts"]["unlabelled_titles"]')" "unlabelled titles used"
 assert_eq True "$(json_get "$c" 'j["after"]["parameters"] < j["before"]["parameters"]')" "fewer parameters"
 assert_eq True "$(json_get "$c" '0 <= j["after"]["test"]["accuracy"] <= 1')" "test accuracy measured"
+# The manifest's test figures (info, serve) are the student's, not missing or its source's.
+assert_eq "$(json_get "$c" 'j["after"]["test"]["accuracy"]')" \
+  "$(json_get "$dir/student/manifest.json" 'j["training"]["test_accuracy"]')" "the student's manifest test accuracy"
 "$bin" info --model-dir "$dir/student" >"$dir/info.json" || fail "info on the student"
 assert_eq 1 "$(json_get "$dir/info.json" 'j["config"]["layers"]')" "info: layers"
 printf '%s\n' "央行宣布下调存款准备金率" "湖人客场击败勇士" >"$dir/two.txt"
@@ -39,6 +42,14 @@ done
 # given, not the teacher's head layout, and with soft labels it joins no titles.
 "$bin" compress --model-dir "$dir/teacher" --method prune --out "$dir/pruned" --data "$dir/data" --threads 1 \
   --set prune_heads=1 --speed-titles 20 >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "compress --method prune"; }
+assert_eq "$(json_get "$dir/pruned/compression.json" 'j["after"]["test"]["accuracy"]')" \
+  "$(json_get "$dir/pruned/manifest.json" 'j["training"]["test_accuracy"]')" "the pruned bundle's manifest test accuracy"
+# An --out that is not a bundle is refused before the work (it was refused after it).
+mkdir -p "$dir/notes" && echo keep >"$dir/notes/notes.txt"
+expect_exit 1 "$dir/err" "$bin" compress --model-dir "$dir/teacher" --method prune --out "$dir/notes" --data "$dir/data" \
+  --threads 1 --set prune_heads=1
+assert_contains "$dir/err" "exists and is not a newscls bundle"
+assert_not_contains "$dir/err" "compressing"
 "$bin" compress --model-dir "$dir/pruned" --method distill --out "$dir/student2" --data "$dir/data" --threads 1 \
   --set layers=1 --set max_steps=3 --speed-titles 20 >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "distill from a pruned teacher"; }
 assert_eq "[] 0.0" "$(json_get "$dir/student2/manifest.json" '"%s %s" % (j["config"].get("heads_per_layer", []), j["config"]["join_prob"])')" \

@@ -88,6 +88,9 @@ for method in quantize prune distill; do
     --out "$dir/$method-mlm"
   assert_contains "$dir/err" "is an encoder without a classifier head (its labels are the checkpoint's placeholders); fine-tune it first: newscls train --model bert --init hf:$dir/hf-mlm"
 done
+# serve refuses it at start (it answered every request with 500).
+expect_exit 2 "$dir/err" "$bin" serve --model-dir "$dir/mlm" --port 0
+assert_contains "$dir/err" "is an encoder without a classifier head"
 "$bin" attention --model-dir "$dir/mlm" --input "$dir/three.txt" --out "$dir/attn-mlm" >/dev/null 2>&1 || fail "attention on the encoder"
 [[ -f "$dir/attn-mlm/2.npy" ]] || fail "no attention dump for the encoder"
 
