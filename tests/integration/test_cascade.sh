@@ -10,10 +10,7 @@ make_slice "$dir/data" 3000 25      # 400 dev and 400 test titles
 start_llm_server "$dir" --truth "$dir/data/test.txt" --truth "$dir/data/dev.txt" --classes "$dir/data/class.txt"
 export NEWSCLS_LLM_API_KEY=unused
 
-"$NEWSCLS_BIN" train --model fasttext --data "$dir/data" --out "$dir/src/ft" --threads 1 --set epochs=3 >/dev/null 2>&1 ||
-  fail "fasttext member"
-"$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/src/llm" --set "base_url=$LLM_URL" --set cache_path=off \
-  --set concurrency=4 >/dev/null 2>"$dir/llm.err" || { cat "$dir/llm.err"; fail "llm member"; }
+cascade_members "$dir"
 "$NEWSCLS_BIN" train --model fasttext --data "$dir/data" --out "$dir/other_ft" --threads 1 --seed 2 --set epochs=2 >/dev/null 2>&1 ||
   fail "a second fasttext bundle"
 ft_acc=$(json_get "$dir/src/ft/metrics.json" "j['accuracy']")
