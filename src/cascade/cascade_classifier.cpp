@@ -114,6 +114,7 @@ class CascadeClassifier final : public Classifier {
   void save(BundleWriter& bundle) const override;
   void load(const Bundle& bundle) override;
   nlohmann::json run_stats() const override;
+  void reset_run_stats() override;
 
  private:
   void open_members(const std::vector<std::string>& dirs, const std::vector<std::string>* labels,
@@ -213,6 +214,10 @@ nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
   facts["dev_shares"] = shares;
   facts["members"] = dirs;
   facts["calibrated"] = true;  // the members' calibrations apply; no second fit
+  // The calls made on dev are the choice's cost; the test figures count the test run alone.
+  const nlohmann::json spent = run_stats();
+  facts["selection"] = {{"requests_sent", spent["requests_sent"]}, {"cost_usd", spent["cost_usd"]}};
+  reset_run_stats();
   spdlog::info("cascade thresholds {} give dev accuracy {:.4f}, shares {}", nlohmann::json(thresholds_).dump(),
                facts["dev_accuracy"].get<double>(), shares.dump());
   return facts;
@@ -300,6 +305,13 @@ nlohmann::json CascadeClassifier::run_stats() const {
     j["cost_usd"] = j["cost_usd"].get<double>() + stats.value("cost_usd", 0.0);
   }
   return j;
+}
+
+void CascadeClassifier::reset_run_stats() {
+  for (Member& m : members_) {
+    if (m.model) m.model->reset_run_stats();  // one still loading has counted nothing
+  }
+  answered_.assign(members_.size(), 0);
 }
 
 }  // namespace
