@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "common_options.h"
+#include "stage_table.h"
 #include "newscls/workflow.h"
 
 namespace newscls::app {
@@ -25,19 +26,7 @@ void print_eval_extras(const nlohmann::json& report) {
                 a["min_score"].get<double>(), a["coverage"].get<double>(), a["answered"].get<std::size_t>(),
                 a["count"].get<std::size_t>(), accuracy.c_str());
   }
-  if (report.contains("stages")) {
-    std::printf("\nstage           answered  share    accuracy\n");
-    for (const auto& s : report["stages"]) {
-      const std::string name = s.contains("name") ? s["name"].get<std::string>() : s["stage"].dump();
-      std::printf("%-15s %-9zu %-8.4f %.4f\n", name.c_str(), s["answered"].get<std::size_t>(), s["share"].get<double>(),
-                  s["accuracy"].get<double>());
-    }
-    const auto& stats = report["run_stats"];
-    if (stats.contains("requests_sent")) {
-      std::printf("requests sent (LLM calls) %s   cost %.4f USD\n", stats["requests_sent"].dump().c_str(),
-                  stats.value("cost_usd", 0.0));
-    }
-  }
+  print_stage_table(report);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include "commands.h"
 #include "common_options.h"
+#include "stage_table.h"
 #include "newscls/classifier.h"
 #include "newscls/workflow.h"
 
@@ -36,6 +37,12 @@ void setup_train(CLI::App& app) {
     }
     std::printf("%s on test (bundle %s)\n%s", request->family.c_str(), outcome.out_dir.c_str(),
                 format_metrics_table(outcome.test_metrics).c_str());
+    print_stage_table(outcome.metrics_json);
+    const nlohmann::json& training = outcome.metrics_json.value("training", nlohmann::json::object());
+    if (training.value("selection", nlohmann::json::object()).value("requests_sent", 0LL) > 0) {
+      std::printf("choosing the thresholds on dev: requests sent %s   cost %.4f USD\n",
+                  training["selection"]["requests_sent"].dump().c_str(), training["selection"].value("cost_usd", 0.0));
+    }
   });
 }
 

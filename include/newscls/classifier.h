@@ -99,6 +99,8 @@ class Classifier {
 
   // Counters for metrics.json of a run (requests, cache hits, cost...); {} by default.
   virtual nlohmann::json run_stats() const { return nlohmann::json::object(); }
+  // Starts those counters afresh: a cascade's threshold choice on dev is no part of its test run.
+  virtual void reset_run_stats() {}
   // How many titles eval should use (a seeded stratified sample); 0 means all.
   virtual std::size_t eval_limit() const { return 0; }
 

@@ -114,6 +114,7 @@ class CascadeClassifier final : public Classifier {
   void save(BundleWriter& bundle) const override;
   void load(const Bundle& bundle) override;
   nlohmann::json run_stats() const override;
+  void reset_run_stats() override;
 
  private:
   void open_members(const std::vector<std::string>& dirs, const std::vector<std::string>* labels,
@@ -213,6 +214,10 @@ nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
   facts["dev_shares"] = shares;
   facts["members"] = dirs;
   facts["calibrated"] = true;  // the members' calibrations apply; no second fit
+  // The calls made on dev are the choice's cost; the test figures count the test run alone.
+  const nlohmann::json spent = run_stats();
+  facts["selection"] = {{"requests_sent", spent["requests_sent"]}, {"cost_usd", spent["cost_usd"]}};
+  reset_run_stats();
   spdlog::info("cascade thresholds {} give dev accuracy {:.4f}, shares {}", nlohmann::json(thresholds_).dump(),
                facts["dev_accuracy"].get<double>(), shares.dump());
   return facts;
@@ -223,6 +228,7 @@ std::vector<Prediction> CascadeClassifier::predict_batch(const std::vector<std::
   std::vector<std::size_t> pending(titles.size());
   for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
   std::vector<std::vector<float>> joint(titles.size());  // combine=product: the earlier members' product
+  std::vector<int> decided(titles.size(), -1);            // the last member whose probabilities joint holds
   for (std::size_t m = 0; m < members_.size() && !pending.empty(); ++m) {
     std::vector<std::string> batch;
     for (std::size_t i : pending) batch.push_back(titles[i]);
@@ -230,20 +236,25 @@ std::vector<Prediction> CascadeClassifier::predict_batch(const std::vector<std::
     std::vector<std::size_t> next;
     const bool last = m + 1 == members_.size();
     for (std::size_t k = 0; k < pending.size(); ++k) {
+      const std::size_t i = pending[k];
+      if (!p[k].probs.empty()) decided[i] = static_cast<int>(m);
       if (!last && (p[k].label == kUnknownLabel || p[k].score < thresholds_[m])) {
-        if (product()) multiply_into(joint[pending[k]], p[k].probs);
-        next.push_back(pending[k]);
+        if (product()) multiply_into(joint[i], p[k].probs);
+        next.push_back(i);
         continue;
       }
-      Prediction& answer = out[pending[k]];
-      if (product() && m > 0 && !joint[pending[k]].empty()) {
-        multiply_into(joint[pending[k]], p[k].probs);
-        answer = prediction_from_probs(std::move(joint[pending[k]]));
+      Prediction& answer = out[i];
+      if (product() && !joint[i].empty()) {
+        // An unknown last answer (no probabilities) leaves the earlier members' product: the
+        // title is theirs, and so is the stage, as when thresholds were chosen on dev.
+        multiply_into(joint[i], p[k].probs);
+        answer = prediction_from_probs(std::move(joint[i]));
+        answer.stage = decided[i];
       } else {
         answer = std::move(p[k]);
+        answer.stage = static_cast<int>(m);
       }
-      answer.stage = static_cast<int>(m);
-      ++answered_[m];
+      ++answered_[answer.stage];
     }
     pending.swap(next);
   }
@@ -294,6 +305,13 @@ nlohmann::json CascadeClassifier::run_stats() const {
     j["cost_usd"] = j["cost_usd"].get<double>() + stats.value("cost_usd", 0.0);
   }
   return j;
+}
+
+void CascadeClassifier::reset_run_stats() {
+  for (Member& m : members_) {
+    if (m.model) m.model->reset_run_stats();  // one still loading has counted nothing
+  }
+  answered_.assign(members_.size(), 0);
 }
 
 }  // namespace

@@ -255,6 +255,11 @@ nlohmann::json LlmClassifier::run_stats() const {
   return j;
 }
 
+void LlmClassifier::reset_run_stats() {
+  stats_ = RunStats{};
+  counters_ = EngineCounters{};
+}
+
 std::unique_ptr<Classifier> make_classifier() { return std::make_unique<LlmClassifier>(); }
 
 nlohmann::json default_config() { return llm_default_config(); }

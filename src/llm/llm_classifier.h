@@ -37,6 +37,7 @@ class LlmClassifier : public Classifier {
   void save(BundleWriter& bundle) const override;
   void load(const Bundle& bundle) override;
   nlohmann::json run_stats() const override;
+  void reset_run_stats() override;
   std::size_t eval_limit() const override { return static_cast<std::size_t>(config_.limit); }
 
  private:

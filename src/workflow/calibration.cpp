@@ -64,6 +64,7 @@ class TemperatureClassifier : public Classifier {
   void save(BundleWriter& bundle) const override { inner_->save(bundle); }
   void load(const Bundle& bundle) override { inner_->load(bundle); }
   nlohmann::json run_stats() const override { return inner_->run_stats(); }
+  void reset_run_stats() override { inner_->reset_run_stats(); }
   std::size_t eval_limit() const override { return inner_->eval_limit(); }
   std::vector<Embedding> embed(const std::vector<std::string>& titles) override { return inner_->embed(titles); }
   void dump_attention(const std::vector<std::string>& titles, std::size_t first_index, const std::string& out_dir,

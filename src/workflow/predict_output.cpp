@@ -78,8 +78,9 @@ void PredictionFormatter::append_top_k(std::string& out, const Prediction& p) {
   order_.resize(std::min(p.probs.size(), quoted_.size()));
   std::iota(order_.begin(), order_.end(), 0);
   const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(top_k_), order_.size());
+  // Ties by class id, lower first, as prediction_from_probs picks the label: top_k[0] is the label.
   std::partial_sort(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(k), order_.end(),
-                    [&](int a, int b) { return p.probs[a] > p.probs[b]; });
+                    [&](int a, int b) { return p.probs[a] > p.probs[b] || (p.probs[a] == p.probs[b] && a < b); });
   for (std::size_t i = 0; i < k; ++i) {
     out += i ? ",{\"label\":" : "{\"label\":";
     out += quoted_[order_[i]];

@@ -10,10 +10,7 @@ make_slice "$dir/data" 3000 25      # 400 dev and 400 test titles
 start_llm_server "$dir" --truth "$dir/data/test.txt" --truth "$dir/data/dev.txt" --classes "$dir/data/class.txt"
 export NEWSCLS_LLM_API_KEY=unused
 
-"$NEWSCLS_BIN" train --model fasttext --data "$dir/data" --out "$dir/src/ft" --threads 1 --set epochs=3 >/dev/null 2>&1 ||
-  fail "fasttext member"
-"$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/src/llm" --set "base_url=$LLM_URL" --set cache_path=off \
-  --set concurrency=4 >/dev/null 2>"$dir/llm.err" || { cat "$dir/llm.err"; fail "llm member"; }
+cascade_members "$dir"
 "$NEWSCLS_BIN" train --model fasttext --data "$dir/data" --out "$dir/other_ft" --threads 1 --seed 2 --set epochs=2 >/dev/null 2>&1 ||
   fail "a second fasttext bundle"
 ft_acc=$(json_get "$dir/src/ft/metrics.json" "j['accuracy']")
@@ -26,9 +23,22 @@ assert_contains "$dir/none.err" "'fasttext' is no trained bundle"
 expect_exit 1 "$dir/combine.err" "$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/bad" \
   --set "members=$dir/src/ft,$dir/src/llm" --set combine=mean
 assert_contains "$dir/combine.err" "combine"
+reset_llm_server
 "$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/cascade" \
-  --set "members=$dir/src/ft,$dir/src/llm" --set last_share=0.15 >/dev/null 2>"$dir/cascade.err" ||
+  --set "members=$dir/src/ft,$dir/src/llm" --set last_share=0.15 >"$dir/cascade.out" 2>"$dir/cascade.err" ||
   { cat "$dir/cascade.err"; fail "cascade train"; }
+# The test figures count the test run's LLM calls alone; those made on dev to choose the
+# thresholds are the training's "selection". train prints the per-stage table as eval does.
+assert_contains "$dir/cascade.out" "requests sent (LLM calls)"
+python3 - "$dir/cascade/metrics.json" "$(server_stat "j['requests']")" <<'PY' || fail "cascade train's LLM figures"
+import json, sys
+j, requests = json.load(open(sys.argv[1])), int(sys.argv[2])
+selection, stats = j["training"]["selection"], j["run_stats"]
+stages = {s["name"]: s for s in j["stages"]}
+assert selection["requests_sent"] >= 390 and selection["cost_usd"] > 0, selection  # every dev title, once
+assert stats["requests_sent"] == stages["llm"]["answered"] == stats["members"][1]["run_stats"]["titles"], (stats, stages)
+assert stats["requests_sent"] + selection["requests_sent"] == requests, (stats, selection, requests)
+PY
 # Members must be distinct bundles, none of them a cascade (a nested one was copied without
 # its own members), with no empty entry.
 for members in "$dir/src/ft,,$dir/src/llm" "$dir/src/ft,$dir/src/ft/" "$dir/cascade,$dir/src/llm"; do

@@ -37,6 +37,16 @@ server_stat() {
     "$LLM_URL" "$@"
 }
 
+# cascade_members DIR: a cascade's members trained on DIR/data, DIR/src/ft (fasttext) and
+# DIR/src/llm (the server at LLM_URL, no response cache, so every call reaches it).
+cascade_members() {
+  local dir=$1
+  "$NEWSCLS_BIN" train --model fasttext --data "$dir/data" --out "$dir/src/ft" --threads 1 --set epochs=3 >/dev/null 2>&1 ||
+    fail "fasttext member"
+  "$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/src/llm" --set "base_url=$LLM_URL" --set cache_path=off \
+    --set concurrency=4 >/dev/null 2>"$dir/llm.err" || { cat "$dir/llm.err"; fail "llm member"; }
+}
+
 reset_llm_server() {
   python3 -c "import sys,urllib.request as u; u.urlopen(u.Request(sys.argv[1] + '/reset', data=b''))" "$LLM_URL"
 }

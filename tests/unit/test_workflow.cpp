@@ -39,6 +39,28 @@ TEST(PredictionFormatter, JsonlLineParsesWithTopKInOrder) {
   EXPECT_EQ(j["top_k"][1]["label"], "finance");
 }
 
+// Tied classes come out by class id, lower first, as prediction_from_probs picks the label:
+// top_k[0] is always the label (partial_sort alone leaves ties in any order).
+TEST(PredictionFormatter, TiedScoresInTopKByClassIdWithTheLabelFirst) {
+  std::vector<std::string> labels;
+  std::vector<float> probs;
+  for (int c = 0; c < 14; ++c) {
+    labels.push_back("c" + std::to_string(c));
+    probs.push_back(c % 3 == 1 ? 0.1f : c == 0 ? 0.0f : 0.05f);
+  }
+  const Prediction p = prediction_from_probs(probs);
+  PredictionFormatter f(labels, PredictionFormat::kJsonl, 14);
+  std::string out;
+  f.append(out, "t", p);
+  const nlohmann::json j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["label"], "c1");
+  std::vector<std::string> order;
+  for (const auto& e : j["top_k"]) order.push_back(e["label"]);
+  const std::vector<std::string> expected = {"c1", "c4", "c7", "c10", "c13", "c2", "c3",
+                                             "c5", "c6", "c8", "c9", "c11", "c12", "c0"};
+  EXPECT_EQ(order, expected);
+}
+
 TEST(PredictionFormatter, UnknownAnswerAndTsv) {
   PredictionFormatter jsonl(kLabels, PredictionFormat::kJsonl, 3);
   std::string out;

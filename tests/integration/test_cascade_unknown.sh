@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# A cascade whose last member (the LLM) replies with no class for the titles it is sent: each
+# such title keeps the earlier member's answer and stage, in predict and in eval's per-stage
+# table alike; the LLM is credited with no title it did not answer.
+source "$(dirname "$0")/lib.sh"
+source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
+dir=$(scratch)
+make_slice "$dir/data" 3000 50      # 200 dev and 200 test titles
+# Dev titles are answered rightly (so thresholds send some on); every test title gets 我不知道.
+python3 - "$dir/script.json" "$dir/data/test.txt" <<'PY'
+import json, sys
+titles = [line.rstrip("\n").rpartition("\t")[0] for line in open(sys.argv[2], encoding="utf-8")]
+json.dump({t: {"content": "我不知道"} for t in titles}, open(sys.argv[1], "w"), ensure_ascii=False)
+PY
+start_llm_server "$dir" --truth "$dir/data/dev.txt" --classes "$dir/data/class.txt" --script "$dir/script.json"
+export NEWSCLS_LLM_API_KEY=unused
+
+cascade_members "$dir"
+"$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/cascade" \
+  --set "members=$dir/src/ft,$dir/src/llm" --set last_share=0.5 >/dev/null 2>"$dir/cascade.err" ||
+  { cat "$dir/cascade.err"; fail "cascade train"; }
+
+cut -f1 "$dir/data/test.txt" >"$dir/titles.txt"
+"$NEWSCLS_BIN" predict --model-dir "$dir/cascade" --input "$dir/titles.txt" --output "$dir/c.jsonl"
+"$NEWSCLS_BIN" predict --model-dir "$dir/src/ft" --input "$dir/titles.txt" --output "$dir/ft.jsonl"
+"$NEWSCLS_BIN" eval --model-dir "$dir/cascade" --data "$dir/data" --out "$dir/eval/metrics.json" >/dev/null
+python3 - "$dir/c.jsonl" "$dir/ft.jsonl" "$dir/eval/metrics.json" <<'PY' || fail "unknown LLM answers credited to the LLM"
+import json, sys
+cascade = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+ft = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8")]
+j = json.load(open(sys.argv[3]))
+unknown = j["run_stats"]["members"][1]["run_stats"]["unknown_replies"]
+assert unknown > 0, j["run_stats"]                  # titles did reach the LLM
+assert all(p["stage"] == "fasttext" for p in cascade), [p for p in cascade if p["stage"] != "fasttext"][:3]
+assert [p["label"] for p in cascade] == [p["label"] for p in ft]
+stages = {s["name"]: s for s in j["stages"]}
+assert set(stages) == {"fasttext"} and stages["fasttext"]["answered"] == len(cascade), j["stages"]
+assert j["run_stats"]["members"][1]["answered"] == 0, j["run_stats"]
+PY
+echo "test_cascade_unknown: ok"
