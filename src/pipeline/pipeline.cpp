@@ -38,6 +38,7 @@ std::string timestamp() {
 struct PlannedStage {
   std::string name, dir;
   nlohmann::json config;            // effective; the bundles it reads that are stages of this run point into the run
+  CalibrateSetting calibrate = CalibrateSetting::kAuto;  // a workflow-level key, not in config
   std::vector<std::string> inputs;  // the stages of this run whose bundles it reads (a cascade's members)
 };
 
@@ -49,6 +50,7 @@ struct RunData {
 // What --resume needs of a finished stage: the settings and data this run would train it with.
 struct Expected {
   nlohmann::json config;
+  CalibrateSetting calibrate = CalibrateSetting::kAuto;
   std::uint64_t seed = 1;
   RunData data;
 };
@@ -84,6 +86,10 @@ std::string not_resumable(const std::string& dir, const Expected& want) {
     const Bundle bundle = Bundle::open(dir);
     const Manifest& m = bundle.manifest();
     if (m.config != want.config) return "its config differs from this run's";
+    if (m.training.value(kCalibrateKey, std::string("auto")) != to_string(want.calibrate)) {
+      return std::string("it was trained with calibrate ") + m.training.value(kCalibrateKey, std::string("auto")) +
+             ", this run asks for " + to_string(want.calibrate);
+    }
     if (!m.training.contains("seed") || m.training["seed"] != want.seed) return "its seed differs from this run's";
     if (m.training.value("data_sha256", std::string()) != want.data.sha256) return "it was trained on other data";
     return metrics_not_training(dir, m, want.data);
@@ -171,7 +177,7 @@ StageResult run_stage(const PipelineRequest& request, const PlannedStage& stage,
   }
   if (!request.resume) return train_stage(request, stage, false);
   std::string why = retrained_input(stage.inputs, earlier);
-  if (why.empty()) why = not_resumable(stage.dir, {stage.config, request.seed, data});
+  if (why.empty()) why = not_resumable(stage.dir, {stage.config, stage.calibrate, request.seed, data});
   if (why.empty()) return {stage.name, StageStatus::kResumed, "bundle and metrics already complete", 0};
   if (fs::exists(stage.dir)) spdlog::info("stage {}: not resumed: {}", stage.name, why);
   // Only an interrupted training (no bundle yet) is continued. A bundle that is there but not
@@ -252,16 +258,17 @@ void check_stages_distinct(const std::vector<std::string>& stages) {
   }
 }
 
-// The stage's effective config, read as its family will read it: a mistyped key or a value
-// out of range is the user's to fix before anything runs, not a stage failure later.
-nlohmann::json checked_config(const PipelineRequest& request, const std::string& stage) {
-  const TrainRequest train = train_request(request, stage, "");
+// The stage's effective config and calibrate setting, read as training will read them: a
+// mistyped key or a value out of range is the user's to fix before anything runs, not a stage
+// failure later.
+void check_settings(const PipelineRequest& request, PlannedStage& stage) {
+  const TrainRequest train = train_request(request, stage.name, "");
   try {
-    nlohmann::json config = build_config(stage, train.config_file, train.overrides);
-    make_classifier(stage)->configure(config);
-    return config;
+    stage.config = build_config(stage.name, train.config_file, train.overrides);
+    make_classifier(stage.name)->configure(stage.config);
+    stage.calibrate = calibrate_setting(train.overrides);
   } catch (const ConfigError& e) {
-    throw UsageError("stage " + stage + ": " + e.what());
+    throw UsageError("stage " + stage.name + ": " + e.what());
   }
 }
 
@@ -278,7 +285,8 @@ std::optional<std::size_t> stage_named(const std::string& bundle, const std::vec
 // run, not a folder of that name where the pipeline happens to run; that stage must come first.
 PlannedStage plan_stage(const PipelineRequest& request, const std::vector<std::string>& stages, std::size_t index,
                         const std::string& run_dir) {
-  PlannedStage stage{stages[index], run_dir + "/" + stages[index], checked_config(request, stages[index]), {}};
+  PlannedStage stage{stages[index], run_dir + "/" + stages[index], {}, CalibrateSetting::kAuto, {}};
+  check_settings(request, stage);
   const Family& family = find_family(stage.name);
   std::vector<std::string> bundles = family.trains_from(stage.config);
   for (std::string& bundle : bundles) {

@@ -127,6 +127,15 @@ CalibrateSetting calibrate_setting(const std::vector<std::string>& overrides) {
   return setting;
 }
 
+const char* to_string(CalibrateSetting setting) {
+  switch (setting) {
+    case CalibrateSetting::kOn: return "true";
+    case CalibrateSetting::kOff: return "false";
+    case CalibrateSetting::kAuto: break;
+  }
+  return "auto";
+}
+
 std::unique_ptr<Classifier> with_temperature(std::unique_ptr<Classifier> model, const Temperature& t) {
   return std::make_unique<TemperatureClassifier>(std::move(model), t);
 }

@@ -211,6 +211,7 @@ TrainOutcome train_model(const TrainRequest& request) {
     outcome.wrote_bundle = false;
     return outcome;
   }
+  facts[kCalibrateKey] = to_string(calibrate);  // pipeline --resume compares it: it is not in the config
   if (wants_calibration(calibrate, *model, facts)) model = calibrate_on_dev(std::move(model), splits, request, facts);
   spdlog::info("trained in {:.1f} s; evaluating on {}", facts["train_seconds"].get<double>(), splits.test.path);
 
