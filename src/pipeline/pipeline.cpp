@@ -266,7 +266,7 @@ void check_settings(const PipelineRequest& request, PlannedStage& stage) {
   try {
     stage.config = build_config(stage.name, train.config_file, train.overrides);
     make_classifier(stage.name)->configure(stage.config);
-    stage.calibrate = calibrate_setting(train.overrides);
+    stage.calibrate = calibrate_setting(train.config_file, train.overrides);
   } catch (const ConfigError& e) {
     throw UsageError("stage " + stage.name + ": " + e.what());
   }

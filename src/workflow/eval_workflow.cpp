@@ -52,7 +52,11 @@ int default_thread_count() { return std::max(1u, std::thread::hardware_concurren
 nlohmann::json build_config(const std::string& family, const std::string& config_file,
                             const std::vector<std::string>& overrides) {
   nlohmann::json config = strip_docs(default_config(family));
-  if (!config_file.empty()) merge_config_file(config, config_file);
+  if (!config_file.empty()) {
+    nlohmann::json file = read_config_file(config_file);
+    file.erase(kCalibrateKey);  // workflow-level, as in --set: calibrate_setting reads it
+    merge_config(config, file, config_file);
+  }
   for (const std::string& assignment : overrides) {
     if (!is_workflow_override(assignment)) apply_override(config, assignment);
   }

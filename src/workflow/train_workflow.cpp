@@ -193,7 +193,7 @@ TrainOutcome train_model(const TrainRequest& request) {
   check_family_options(request);
   check_distributed(request);
   const std::string out_dir = request.out_dir.empty() ? "runs/" + request.family : request.out_dir;
-  const CalibrateSetting calibrate = calibrate_setting(request.overrides);
+  const CalibrateSetting calibrate = calibrate_setting(request.config_file, request.overrides);
   auto model = make_classifier(request.family);
   model->configure(request.config.is_null() ? build_config(request.family, request.config_file, request.overrides)
                                             : request.config);
