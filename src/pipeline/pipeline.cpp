@@ -303,12 +303,31 @@ PlannedStage plan_stage(const PipelineRequest& request, const std::vector<std::s
   return stage;
 }
 
+// A --set for a family this run does not train is checked too: a key that family does not know
+// is a typo, wherever it points. A family whose plugin cannot be loaded here cannot say which
+// keys it knows.
+void check_other_overrides(const PipelineRequest& request, const std::vector<std::string>& stages) {
+  for (const std::string& family : known_families()) {
+    const std::vector<std::string> mine = overrides_for_stage(request.overrides, family);
+    if (mine.empty() || std::find(stages.begin(), stages.end(), family) != stages.end()) continue;
+    try {
+      build_config(family, "", mine);
+      calibrate_setting(mine);
+    } catch (const ConfigError& e) {
+      throw UsageError("stage " + family + " (not in --stages): " + e.what());
+    } catch (const IoError& e) {
+      spdlog::warn("pipeline --set {}.*: not checked, the family cannot be loaded: {}", family, e.what());
+    }
+  }
+}
+
 // Everything the request asks is checked here, before the run folder is made or a stage runs.
 std::vector<PlannedStage> plan_run(const PipelineRequest& request, const std::string& run_dir) {
   const std::vector<std::string> stages = request.stages.empty() ? known_families() : request.stages;
   check_stages_distinct(stages);
   for (const std::string& stage : stages) find_family(stage);  // an unknown or unloadable stage stops here
   check_compress_method(request.compress, stages);
+  check_other_overrides(request, stages);
   if (fs::exists(run_dir + "/manifest.json")) {
     throw UsageError("pipeline --out " + run_dir + " is a model bundle (it holds manifest.json); a run folder " +
                      "holds a bundle per stage: name another folder");
