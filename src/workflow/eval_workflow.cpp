@@ -244,9 +244,11 @@ void refuse_outputs_over_inputs(const std::string& out, const std::string& input
   }
 }
 
+// A labelled file's ids are the bundle's labels, unless --data is given with it: then they are
+// its class.txt's, which must list the bundle's labels in the bundle's order.
 LabelSet labels_for(const Bundle& bundle, const EvalRequest& r) {
   LabelSet labels{bundle.manifest().labels};
-  if (!r.input.empty()) return labels;
+  if (!r.input.empty() && r.data_dir.empty()) return labels;
   const DataLayout layout = resolve_data_dir(r.data_dir);
   const LabelSet data_labels = read_class_file(layout.classes());
   if (data_labels.names != labels.names) {
