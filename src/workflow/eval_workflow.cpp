@@ -357,6 +357,11 @@ EvalRun run_eval(const EvalRequest& r) {
   EvalOptions options;
   options.seed = r.seed;
   options.limit = model->eval_limit();
+  // An LLM bundle's limit: its figures are of a sample, which the log and metrics.json say.
+  const bool sampled = options.limit > 0 && options.limit < data.titles.size();
+  if (sampled) {
+    spdlog::info("evaluating a sample of {} of {} titles (the bundle's limit)", options.limit, data.titles.size());
+  }
   const EvalOutcome outcome = evaluate_model(*model, data, labels, options);
   if (r.fit_calibration) store_calibration(bundle, outcome);
 
@@ -364,6 +369,7 @@ EvalRun run_eval(const EvalRequest& r) {
   nlohmann::json metrics = eval_report_json(outcome, *model, path);
   metrics["split"] = r.input.empty() ? r.split : "input";
   metrics["skipped_lines"] = data.skipped_lines;
+  if (sampled) metrics["sampled_from"] = data.titles.size();
   metrics["training"] = bundle.manifest().training;
   // As this run predicted: --fit-calibration measured the model before the fit it stores.
   metrics["calibrated"] = !r.uncalibrated && !r.fit_calibration && (training.contains(kCalibrationFact) || calibrated_inside);
