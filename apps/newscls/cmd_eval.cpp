@@ -36,10 +36,13 @@ void setup_eval(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("eval", "Evaluate a model bundle on a labelled split or file");
   add_model_dir_option(*cmd, r->model_dir);
   add_data_option(*cmd, r->data_dir);
-  cmd->add_option("--split", r->split, "Split of the data directory")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"test", "dev", "train"}));
-  cmd->add_option("--input", r->input, "A labelled file (title<TAB>label_id) instead of a split")->check(non_empty_path());
+  CLI::Option* split = cmd->add_option("--split", r->split, "Split of the data directory")
+                           ->capture_default_str()
+                           ->check(CLI::IsMember({"test", "dev", "train"}));
+  cmd->add_option("--input", r->input,
+                  "A labelled file (title<TAB>label_id) instead of a split; with --data, the ids are its class.txt's")
+      ->check(non_empty_path())
+      ->excludes(split);
   cmd->add_option("--out", r->out,
                   "metrics.json path (default: <model-dir>/metrics.json); confusion.svg and "
                   "predictions.tsv go next to it")

@@ -50,6 +50,10 @@ void make_directories(const std::string& dir);
 // (a trailing slash, "." or "..", a symbolic link): replacing one would destroy the other.
 bool folders_overlap(const std::string& a, const std::string& b);
 
+// True when output names the same regular file as input, however spelt (a symbolic or hard
+// link); "-" is neither.
+bool same_file(const std::string& output, const std::string& input);
+
 // UsageError when output names the same regular file as input ("-" is neither): writing the
 // answers would replace the titles being read.
 void refuse_output_over_input(const std::string& output, const std::string& input);

@@ -18,6 +18,8 @@
 namespace newscls {
 
 void merge_config_file(nlohmann::json& config, const std::string& path);
+// A config file's JSON object, as merge_config_file reads it; IoError naming path otherwise.
+nlohmann::json read_config_file(const std::string& path);
 void merge_config(nlohmann::json& config, const nlohmann::json& overrides, const std::string& origin);
 // "key=value": value parsed as JSON when it parses, else taken as a string.
 void apply_override(nlohmann::json& config, const std::string& assignment);

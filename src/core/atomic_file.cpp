@@ -143,10 +143,14 @@ void make_directories(const std::string& dir) {
   if (ec) throw IoError(dir, "cannot create directory: " + ec.message());
 }
 
-void refuse_output_over_input(const std::string& output, const std::string& input) {
-  if (output == "-" || input == "-") return;
+bool same_file(const std::string& output, const std::string& input) {
+  if (output == "-" || input == "-") return false;
   std::error_code ec;
-  if (fs::is_regular_file(input, ec) && fs::exists(output, ec) && fs::equivalent(output, input, ec)) {
+  return fs::is_regular_file(input, ec) && fs::exists(output, ec) && fs::equivalent(output, input, ec);
+}
+
+void refuse_output_over_input(const std::string& output, const std::string& input) {
+  if (same_file(output, input)) {
     throw UsageError("--output " + output + " is the --input file: the answers would replace the titles; " +
                      "write them to another file");
   }

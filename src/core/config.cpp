@@ -49,7 +49,7 @@ void merge_config(nlohmann::json& config, const nlohmann::json& overrides, const
   }
 }
 
-void merge_config_file(nlohmann::json& config, const std::string& path) {
+nlohmann::json read_config_file(const std::string& path) {
   nlohmann::json file_config;
   // A key given twice in one object: JSON parsers keep the last silently, and which one the
   // user meant is unknown.
@@ -68,7 +68,11 @@ void merge_config_file(nlohmann::json& config, const std::string& path) {
     throw IoError(path, std::string("not valid JSON: ") + e.what());
   }
   if (!file_config.is_object()) throw IoError(path, "a config file must hold a JSON object");
-  merge_config(config, file_config, path);
+  return file_config;
+}
+
+void merge_config_file(nlohmann::json& config, const std::string& path) {
+  merge_config(config, read_config_file(path), path);
 }
 
 void apply_override(nlohmann::json& config, const std::string& assignment) {

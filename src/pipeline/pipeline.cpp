@@ -18,6 +18,7 @@
 #include "newscls/error.h"
 #include "newscls/workflow.h"
 #include "pipeline/report.h"
+#include "workflow/calibration.h"
 
 namespace fs = std::filesystem;
 
@@ -37,15 +38,44 @@ std::string timestamp() {
 struct PlannedStage {
   std::string name, dir;
   nlohmann::json config;            // effective; the bundles it reads that are stages of this run point into the run
+  CalibrateSetting calibrate = CalibrateSetting::kAuto;  // a workflow-level key, not in config
   std::vector<std::string> inputs;  // the stages of this run whose bundles it reads (a cascade's members)
+};
+
+// The data of this run, as --resume compares it.
+struct RunData {
+  std::string sha256, test_path;
 };
 
 // What --resume needs of a finished stage: the settings and data this run would train it with.
 struct Expected {
   nlohmann::json config;
+  CalibrateSetting calibrate = CalibrateSetting::kAuto;
   std::uint64_t seed = 1;
-  std::string data_sha256;
+  RunData data;
 };
+
+bool same_path(const std::string& a, const std::string& b) {
+  std::error_code ea, eb;
+  const fs::path pa = fs::weakly_canonical(a, ea), pb = fs::weakly_canonical(b, eb);
+  return !ea && !eb && pa == pb;
+}
+
+// The report reads metrics.json as training wrote it; a later `eval` into the bundle (the
+// default --out) may have put another split, file or calibration there. Empty when it is training's.
+std::string metrics_not_training(const std::string& dir, const Manifest& m, const RunData& data) {
+  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/metrics.json"), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return "its metrics.json is not a JSON object";
+  if (j.value("split", nlohmann::json()) != "test" || !j.value("data", nlohmann::json()).is_string() ||
+      !same_path(j["data"].get<std::string>(), data.test_path)) {
+    return "its metrics.json is not of this run's test split (an eval since training?)";
+  }
+  const bool calibrated = m.training.contains(kCalibrationFact) || m.training.value("calibrated", false);
+  if (j.value("calibrated", nlohmann::json()) != calibrated) {
+    return "its metrics.json is not calibrated as its manifest is (an eval since training?)";
+  }
+  return {};
+}
 
 // Empty when the bundle in dir is complete and was trained as this run asks; else why not.
 std::string not_resumable(const std::string& dir, const Expected& want) {
@@ -56,9 +86,13 @@ std::string not_resumable(const std::string& dir, const Expected& want) {
     const Bundle bundle = Bundle::open(dir);
     const Manifest& m = bundle.manifest();
     if (m.config != want.config) return "its config differs from this run's";
+    if (m.training.value(kCalibrateKey, std::string("auto")) != to_string(want.calibrate)) {
+      return std::string("it was trained with calibrate ") + m.training.value(kCalibrateKey, std::string("auto")) +
+             ", this run asks for " + to_string(want.calibrate);
+    }
     if (!m.training.contains("seed") || m.training["seed"] != want.seed) return "its seed differs from this run's";
-    if (m.training.value("data_sha256", std::string()) != want.data_sha256) return "it was trained on other data";
-    return {};
+    if (m.training.value("data_sha256", std::string()) != want.data.sha256) return "it was trained on other data";
+    return metrics_not_training(dir, m, want.data);
   } catch (const Error& e) {
     return std::string("its bundle does not verify: ") + e.what();
   }
@@ -136,14 +170,14 @@ StageResult train_stage(const PipelineRequest& request, const PlannedStage& stag
 }
 
 // earlier: the outcome of each stage this run has run so far.
-StageResult run_stage(const PipelineRequest& request, const PlannedStage& stage, const std::string& data_sha256,
+StageResult run_stage(const PipelineRequest& request, const PlannedStage& stage, const RunData& data,
                       const std::map<std::string, StageStatus>& earlier) {
   if (std::string why = unusable_input(stage.inputs, earlier); !why.empty()) {
     return {stage.name, StageStatus::kSkipped, why, 0};
   }
   if (!request.resume) return train_stage(request, stage, false);
   std::string why = retrained_input(stage.inputs, earlier);
-  if (why.empty()) why = not_resumable(stage.dir, {stage.config, request.seed, data_sha256});
+  if (why.empty()) why = not_resumable(stage.dir, {stage.config, stage.calibrate, request.seed, data});
   if (why.empty()) return {stage.name, StageStatus::kResumed, "bundle and metrics already complete", 0};
   if (fs::exists(stage.dir)) spdlog::info("stage {}: not resumed: {}", stage.name, why);
   // Only an interrupted training (no bundle yet) is continued. A bundle that is there but not
@@ -224,23 +258,18 @@ void check_stages_distinct(const std::vector<std::string>& stages) {
   }
 }
 
-// The stage's effective config, read as its family will read it: a mistyped key or a value
-// out of range is the user's to fix before anything runs, not a stage failure later.
-nlohmann::json checked_config(const PipelineRequest& request, const std::string& stage) {
-  const TrainRequest train = train_request(request, stage, "");
+// The stage's effective config and calibrate setting, read as training will read them: a
+// mistyped key or a value out of range is the user's to fix before anything runs, not a stage
+// failure later.
+void check_settings(const PipelineRequest& request, PlannedStage& stage) {
+  const TrainRequest train = train_request(request, stage.name, "");
   try {
-    nlohmann::json config = build_config(stage, train.config_file, train.overrides);
-    make_classifier(stage)->configure(config);
-    return config;
+    stage.config = build_config(stage.name, train.config_file, train.overrides);
+    make_classifier(stage.name)->configure(stage.config);
+    stage.calibrate = calibrate_setting(train.config_file, train.overrides);
   } catch (const ConfigError& e) {
-    throw UsageError("stage " + stage + ": " + e.what());
+    throw UsageError("stage " + stage.name + ": " + e.what());
   }
-}
-
-bool same_path(const std::string& a, const std::string& b) {
-  std::error_code ea, eb;
-  const fs::path pa = fs::weakly_canonical(a, ea), pb = fs::weakly_canonical(b, eb);
-  return !ea && !eb && pa == pb;
 }
 
 // The stage of this run whose bundle `bundle` names: by its bare name, or by its folder's path.
@@ -256,7 +285,8 @@ std::optional<std::size_t> stage_named(const std::string& bundle, const std::vec
 // run, not a folder of that name where the pipeline happens to run; that stage must come first.
 PlannedStage plan_stage(const PipelineRequest& request, const std::vector<std::string>& stages, std::size_t index,
                         const std::string& run_dir) {
-  PlannedStage stage{stages[index], run_dir + "/" + stages[index], checked_config(request, stages[index]), {}};
+  PlannedStage stage{stages[index], run_dir + "/" + stages[index], {}, CalibrateSetting::kAuto, {}};
+  check_settings(request, stage);
   const Family& family = find_family(stage.name);
   std::vector<std::string> bundles = family.trains_from(stage.config);
   for (std::string& bundle : bundles) {
@@ -273,12 +303,31 @@ PlannedStage plan_stage(const PipelineRequest& request, const std::vector<std::s
   return stage;
 }
 
+// A --set for a family this run does not train is checked too: a key that family does not know
+// is a typo, wherever it points. A family whose plugin cannot be loaded here cannot say which
+// keys it knows.
+void check_other_overrides(const PipelineRequest& request, const std::vector<std::string>& stages) {
+  for (const std::string& family : known_families()) {
+    const std::vector<std::string> mine = overrides_for_stage(request.overrides, family);
+    if (mine.empty() || std::find(stages.begin(), stages.end(), family) != stages.end()) continue;
+    try {
+      build_config(family, "", mine);
+      calibrate_setting(mine);
+    } catch (const ConfigError& e) {
+      throw UsageError("stage " + family + " (not in --stages): " + e.what());
+    } catch (const IoError& e) {
+      spdlog::warn("pipeline --set {}.*: not checked, the family cannot be loaded: {}", family, e.what());
+    }
+  }
+}
+
 // Everything the request asks is checked here, before the run folder is made or a stage runs.
 std::vector<PlannedStage> plan_run(const PipelineRequest& request, const std::string& run_dir) {
   const std::vector<std::string> stages = request.stages.empty() ? known_families() : request.stages;
   check_stages_distinct(stages);
   for (const std::string& stage : stages) find_family(stage);  // an unknown or unloadable stage stops here
   check_compress_method(request.compress, stages);
+  check_other_overrides(request, stages);
   if (fs::exists(run_dir + "/manifest.json")) {
     throw UsageError("pipeline --out " + run_dir + " is a model bundle (it holds manifest.json); a run folder " +
                      "holds a bundle per stage: name another folder");
@@ -329,14 +378,18 @@ PipelineSummary run_pipeline(const PipelineRequest& request) {
   summary.run_dir = request.out_dir.empty() ? "runs/" + timestamp() : request.out_dir;
   const std::vector<PlannedStage> plan = plan_run(request, summary.run_dir);
   make_directories(summary.run_dir);  // only once the request holds up: a usage error leaves nothing
-  const std::string data_sha256 = request.resume ? data_fingerprint(resolve_data_dir(request.data_dir)) : "";
+  RunData data;
+  if (request.resume) {
+    const DataLayout layout = resolve_data_dir(request.data_dir);
+    data = {data_fingerprint(layout), layout.split("test")};
+  }
   std::vector<std::string> names;
   for (const PlannedStage& stage : plan) names.push_back(stage.name);
   spdlog::info("pipeline into {}: stages {}", summary.run_dir, fmt::join(names, ", "));
   std::map<std::string, StageStatus> outcomes;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     spdlog::info("stage {}/{}: {}", i + 1, plan.size(), plan[i].name);
-    summary.stages.push_back(run_stage(request, plan[i], data_sha256, outcomes));
+    summary.stages.push_back(run_stage(request, plan[i], data, outcomes));
     const StageResult& r = summary.stages.back();
     spdlog::info("stage {}: {}{}{}", r.stage, to_string(r.status), r.reason.empty() ? "" : ": ", r.reason);
     write_status(summary.run_dir, summary.stages);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "newscls/config.h"
 #include "newscls/error.h"
 
 namespace newscls {
@@ -130,6 +131,28 @@ CalibrateSetting calibrate_setting(const std::vector<std::string>& overrides) {
     setting = value == "true" ? CalibrateSetting::kOn : CalibrateSetting::kOff;
   }
   return setting;
+}
+
+CalibrateSetting calibrate_setting(const std::string& config_file, const std::vector<std::string>& overrides) {
+  CalibrateSetting setting = CalibrateSetting::kAuto;
+  const nlohmann::json file = config_file.empty() ? nlohmann::json::object() : read_config_file(config_file);
+  if (file.contains(kCalibrateKey)) {
+    if (!file[kCalibrateKey].is_boolean()) {
+      throw ConfigError(kCalibrateKey, "expects true or false, got " + file[kCalibrateKey].dump() + " (in " + config_file + ")");
+    }
+    setting = file[kCalibrateKey].get<bool>() ? CalibrateSetting::kOn : CalibrateSetting::kOff;
+  }
+  const CalibrateSetting set = calibrate_setting(overrides);
+  return set == CalibrateSetting::kAuto ? setting : set;  // --set has no "auto": absent
+}
+
+const char* to_string(CalibrateSetting setting) {
+  switch (setting) {
+    case CalibrateSetting::kOn: return "true";
+    case CalibrateSetting::kOff: return "false";
+    case CalibrateSetting::kAuto: break;
+  }
+  return "auto";
 }
 
 std::unique_ptr<Classifier> with_temperature(std::unique_ptr<Classifier> model, const Temperature& t) {

@@ -44,6 +44,11 @@ bool is_workflow_override(const std::string& assignment);
 // fitted unless the model sends paid requests, see train_workflow.cpp); UsageError otherwise.
 enum class CalibrateSetting { kAuto, kOn, kOff };
 CalibrateSetting calibrate_setting(const std::vector<std::string>& overrides);
+// The same with a config file (may be ""), whose "calibrate": true/false the overrides override.
+CalibrateSetting calibrate_setting(const std::string& config_file, const std::vector<std::string>& overrides);
+// "auto", "true" or "false": as the manifest's training facts record it under kCalibrateKey
+// (a bundle from before that record counts as "auto").
+const char* to_string(CalibrateSetting setting);
 
 // Wraps a classifier so that its predictions are temperature-scaled (label and score follow).
 std::unique_ptr<Classifier> with_temperature(std::unique_ptr<Classifier> model, const Temperature& t);

@@ -52,7 +52,11 @@ int default_thread_count() { return std::max(1u, std::thread::hardware_concurren
 nlohmann::json build_config(const std::string& family, const std::string& config_file,
                             const std::vector<std::string>& overrides) {
   nlohmann::json config = strip_docs(default_config(family));
-  if (!config_file.empty()) merge_config_file(config, config_file);
+  if (!config_file.empty()) {
+    nlohmann::json file = read_config_file(config_file);
+    file.erase(kCalibrateKey);  // workflow-level, as in --set: calibrate_setting reads it
+    merge_config(config, file, config_file);
+  }
   for (const std::string& assignment : overrides) {
     if (!is_workflow_override(assignment)) apply_override(config, assignment);
   }
@@ -184,29 +188,67 @@ nlohmann::json eval_report_json(const EvalOutcome& outcome, const Classifier& mo
   return j;
 }
 
+namespace {
+
+// What write_eval_files writes next to metrics.json (reliability and risk_coverage when there are figures for them).
+constexpr const char* kPredictionsFile = "predictions.tsv";
+constexpr const char* kConfusionFile = "confusion.svg";
+constexpr const char* kReliabilityFile = "reliability.svg";
+constexpr const char* kRiskCoverageFile = "risk_coverage.svg";
+
+std::string folder_of(const std::string& metrics_path) {
+  const std::string dir = fs::path(metrics_path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
+}  // namespace
+
 void write_eval_files(const std::string& metrics_path, const EvalOutcome& outcome, const nlohmann::json& metrics_json,
                       const Dataset& data, const LabelSet& labels, const std::string& title) {
-  std::string dir = std::filesystem::path(metrics_path).parent_path().string();
-  if (dir.empty()) dir = ".";
+  const std::string dir = folder_of(metrics_path) + "/";
   make_directories(dir);
-  write_file_atomic(dir + "/predictions.tsv", predictions_tsv(outcome, data, labels));
-  write_file_atomic(dir + "/confusion.svg", report::confusion_svg(outcome.metrics, title));
+  write_file_atomic(dir + kPredictionsFile, predictions_tsv(outcome, data, labels));
+  write_file_atomic(dir + kConfusionFile, report::confusion_svg(outcome.metrics, title));
   if (outcome.metrics.calibration.count > 0) {
-    write_file_atomic(dir + "/reliability.svg", report::reliability_svg(outcome.metrics.calibration, title));
+    write_file_atomic(dir + kReliabilityFile, report::reliability_svg(outcome.metrics.calibration, title));
   }
   if (metrics_json.contains("risk_coverage")) {
     std::vector<CoveragePoint> curve;
     for (const auto& p : metrics_json["risk_coverage"]) curve.push_back({p["coverage"], p["accuracy"]});
-    write_file_atomic(dir + "/risk_coverage.svg", report::risk_coverage_svg({{title, curve}}, title));
+    write_file_atomic(dir + kRiskCoverageFile, report::risk_coverage_svg({{title, curve}}, title));
   }
   write_file_atomic(metrics_path, metrics_json.dump(2) + "\n");
 }
 
 namespace {
 
+// Before any work: a file eval would write must not be one it reads (the labelled input, the
+// bundle's manifest or a payload), and --out must name a file, not a folder.
+void refuse_outputs_over_inputs(const std::string& out, const std::string& input, const Bundle& bundle) {
+  if (std::error_code ec; fs::is_directory(out, ec)) {
+    throw UsageError("eval --out " + out + " is a folder: name the metrics.json file to write");
+  }
+  std::vector<std::string> read{input, bundle.dir() + "/manifest.json"};
+  for (const auto& payload : bundle.manifest().payloads) read.push_back(bundle.dir() + "/" + payload.first);
+  std::vector<std::string> written{out};
+  for (const char* side : {kPredictionsFile, kConfusionFile, kReliabilityFile, kRiskCoverageFile}) {
+    written.push_back(folder_of(out) + "/" + side);
+  }
+  for (const std::string& w : written) {
+    for (const std::string& r : read) {
+      if (same_file(w, r)) {
+        throw UsageError("eval --out " + out + ": it would write " + w + ", which is " + r +
+                         " (read by this evaluation); name another --out");
+      }
+    }
+  }
+}
+
+// A labelled file's ids are the bundle's labels, unless --data is given with it: then they are
+// its class.txt's, which must list the bundle's labels in the bundle's order.
 LabelSet labels_for(const Bundle& bundle, const EvalRequest& r) {
   LabelSet labels{bundle.manifest().labels};
-  if (!r.input.empty()) return labels;
+  if (!r.input.empty() && r.data_dir.empty()) return labels;
   const DataLayout layout = resolve_data_dir(r.data_dir);
   const LabelSet data_labels = read_class_file(layout.classes());
   if (data_labels.names != labels.names) {
@@ -305,23 +347,29 @@ EvalRun run_eval(const EvalRequest& r) {
   }
   auto model = r.uncalibrated || r.fit_calibration ? load_uncalibrated_classifier(bundle) : load_classifier(bundle);
   model->predict_batch({});  // a bundle that cannot classify (an encoder) says why before any data is read
-  const LabelSet labels = labels_for(bundle, r);
   const std::string path = r.input.empty() ? resolve_data_dir(r.data_dir).split(r.split) : r.input;
+  const std::string out = r.out.empty() ? r.model_dir + "/metrics.json" : r.out;
+  refuse_outputs_over_inputs(out, path, bundle);
+  const LabelSet labels = labels_for(bundle, r);
   const Dataset data = read_labeled_file(path, labels.size(), ReadOptions{r.skip_bad_lines});
   model->set_threads(r.threads > 0 ? r.threads : default_thread_count());
 
   EvalOptions options;
   options.seed = r.seed;
   options.limit = model->eval_limit();
+  // An LLM bundle's limit: its figures are of a sample, which the log and metrics.json say.
+  const bool sampled = options.limit > 0 && options.limit < data.titles.size();
+  if (sampled) {
+    spdlog::info("evaluating a sample of {} of {} titles (the bundle's limit)", options.limit, data.titles.size());
+  }
   const EvalOutcome outcome = evaluate_model(*model, data, labels, options);
   if (r.fit_calibration) store_calibration(bundle, outcome);
 
-  const std::string out = r.out.empty() ? r.model_dir + "/metrics.json" : r.out;
-  std::string out_dir = std::filesystem::path(out).parent_path().string();
-  if (out_dir.empty()) out_dir = ".";
+  const std::string out_dir = folder_of(out);
   nlohmann::json metrics = eval_report_json(outcome, *model, path);
   metrics["split"] = r.input.empty() ? r.split : "input";
   metrics["skipped_lines"] = data.skipped_lines;
+  if (sampled) metrics["sampled_from"] = data.titles.size();
   metrics["training"] = bundle.manifest().training;
   // As this run predicted: --fit-calibration measured the model before the fit it stores.
   metrics["calibrated"] = !r.uncalibrated && !r.fit_calibration && (training.contains(kCalibrationFact) || calibrated_inside);

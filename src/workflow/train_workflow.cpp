@@ -195,7 +195,7 @@ TrainOutcome train_model(const TrainRequest& request) {
   check_distributed(request);
   const std::string out_dir = request.out_dir.empty() ? "runs/" + request.family : request.out_dir;
   if (request.distributed.rank == 0) BundleWriter::check_target(out_dir);
-  const CalibrateSetting calibrate = calibrate_setting(request.overrides);
+  const CalibrateSetting calibrate = calibrate_setting(request.config_file, request.overrides);
   auto model = make_classifier(request.family);
   model->configure(request.config.is_null() ? build_config(request.family, request.config_file, request.overrides)
                                             : request.config);
@@ -213,6 +213,7 @@ TrainOutcome train_model(const TrainRequest& request) {
     outcome.wrote_bundle = false;
     return outcome;
   }
+  facts[kCalibrateKey] = to_string(calibrate);  // pipeline --resume compares it: it is not in the config
   if (wants_calibration(calibrate, *model, facts)) model = calibrate_on_dev(std::move(model), splits, request, facts);
   spdlog::info("trained in {:.1f} s; evaluating on {}", facts["train_seconds"].get<double>(), splits.test.path);
 

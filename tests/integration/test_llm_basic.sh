@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # llm family through the real binary against the fake chat server: train writes a
 # weightless bundle, eval/predict work on it, metrics are exact (requests, tokens, cost),
-# a rerun is served wholly from the cache, limit samples by class, concurrency is bounded,
-# few-shot and JSON mode change the requests and the cache key, rpm spaces requests.
+# a rerun is served wholly from the cache, limit samples by class (in eval too, saying so),
+# concurrency is bounded, few-shot and JSON mode change the requests and the cache key, rpm
+# spaces requests.
 source "$(dirname "$0")/lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 
@@ -70,6 +71,12 @@ assert_eq 20 "$(server_stat "j['requests']")" "requests with limit=20"
 assert_eq 20 "$(json_get "$dir/limited/metrics.json" "j['count']")" "titles with limit=20"
 assert_eq "[2, 2, 2, 2, 2, 2, 2, 2, 2, 2]" \
   "$(json_get "$dir/limited/metrics.json" "[c['support'] for c in j['per_class'].values()]")" "per-class sample"
+# eval of a file samples it too, and says so.
+"$NEWSCLS_BIN" eval --model-dir "$dir/limited" --input "$dir/data/test.txt" --out "$dir/limited_eval/metrics.json" \
+  >/dev/null 2>"$dir/limit_eval.err" || { cat "$dir/limit_eval.err"; fail "eval with limit"; }
+assert_contains "$dir/limit_eval.err" "evaluating a sample of 20 of 40 titles (the bundle's limit)"
+assert_eq 20 "$(json_get "$dir/limited_eval/metrics.json" "j['count']")" "titles evaluated with limit=20"
+assert_eq 40 "$(json_get "$dir/limited_eval/metrics.json" "j['sampled_from']")" "sampled_from"
 
 # 5. few-shot: K examples per class in the bundle and in every request; new cache keys.
 reset_llm_server

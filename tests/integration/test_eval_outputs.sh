@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# eval writes metrics.json and files beside it (predictions.tsv, svgs): it refuses, before any
+# work (exit 2), to write one over a file it reads, however named (a hard or symbolic link):
+# the labelled input, the bundle's manifest.json or a payload; and an --out that is a folder.
+source "$(dirname "$0")/lib.sh"
+dir=$(scratch)
+data="$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
+"$NEWSCLS_BIN" train --model fasttext --data "$data" --out "$dir/ft" --set epochs=1 >/dev/null 2>"$dir/err" \
+  || { cat "$dir/err" >&2; fail "fasttext training on the tiny fixture"; }
+cp "$data/test.txt" "$dir/x.txt"
+cp -r "$dir/ft" "$dir/ft.orig"
+
+refused() {  # KEPT-FILE ORIGINAL EVAL-ARGS...: exit 2 and KEPT-FILE still as ORIGINAL
+  local kept=$1 original=$2
+  shift 2
+  expect_exit 2 "$dir/err" "$NEWSCLS_BIN" eval --model-dir "$dir/ft" "$@"
+  assert_contains "$dir/err" "name another --out"
+  cmp -s "$kept" "$original" || fail "$kept was overwritten: eval $*"
+}
+refused "$dir/x.txt" "$data/test.txt" --input "$dir/x.txt" --out "$dir/x.txt"
+ln "$dir/x.txt" "$dir/hard.txt"
+refused "$dir/x.txt" "$data/test.txt" --input "$dir/x.txt" --out "$dir/hard.txt"
+ln -s x.txt "$dir/soft.txt"
+refused "$dir/x.txt" "$data/test.txt" --input "$dir/soft.txt" --out "$dir/x.txt"
+refused "$dir/ft/manifest.json" "$dir/ft.orig/manifest.json" --data "$data" --out "$dir/ft/manifest.json"
+refused "$dir/ft/fasttext.bin" "$dir/ft.orig/fasttext.bin" --data "$data" --out "$dir/ft/fasttext.bin"
+# A side file: predictions.tsv goes next to metrics.json.
+mkdir "$dir/d" && cp "$data/test.txt" "$dir/d/predictions.tsv"
+refused "$dir/d/predictions.tsv" "$data/test.txt" --input "$dir/d/predictions.tsv" --out "$dir/d/metrics.json"
+
+# A folder as --out is refused before anything is written beside it.
+mkdir "$dir/o" "$dir/o/adir"
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" eval --model-dir "$dir/ft" --input "$dir/x.txt" --out "$dir/o/adir"
+assert_contains "$dir/err" "eval --out $dir/o/adir is a folder"
+[[ ! -e "$dir/o/predictions.tsv" ]] || fail "eval wrote predictions.tsv before refusing a folder as --out"
+
+"$NEWSCLS_BIN" eval --model-dir "$dir/ft" --input "$dir/x.txt" --out "$dir/e/metrics.json" >/dev/null 2>"$dir/err" \
+  || { cat "$dir/err" >&2; fail "eval into a folder of its own"; }
+[[ -f "$dir/e/predictions.tsv" ]] || fail "no predictions.tsv beside metrics.json"
+echo "test_eval_outputs: ok"
