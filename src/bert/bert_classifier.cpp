@@ -195,7 +195,7 @@ class BertClassifier final : public Classifier {
   const std::vector<std::string>& label_names() const { return label_names_; }
 
  private:
-  nlohmann::json init_from_hf(const std::string& dir, std::int64_t num_classes);
+  nlohmann::json init_from_hf(const std::string& dir, const std::vector<std::string>& given_keys, std::int64_t num_classes);
 };
 
 void BertClassifier::build_model(std::int64_t num_classes) {
@@ -207,9 +207,10 @@ void BertClassifier::build_model(std::int64_t num_classes) {
 
 // --init hf:DIR: architecture, WordPiece vocabulary and encoder from the checkpoint, a fresh
 // classifier head for the data's labels.
-nlohmann::json BertClassifier::init_from_hf(const std::string& dir, std::int64_t num_classes) {
+nlohmann::json BertClassifier::init_from_hf(const std::string& dir, const std::vector<std::string>& given_keys,
+                                            std::int64_t num_classes) {
   const hf::BertCheckpoint ck = hf::load_bert_checkpoint(dir);
-  adopt_checkpoint_architecture(ck, config_, options_);
+  adopt_checkpoint_architecture(ck, given_keys, config_, options_);
   vocab_ = TitleTokenizer(ck.tokenizer);
   build_model(num_classes);
   copy_checkpoint_weights(ck, *model_, /*fresh_head=*/true);
@@ -246,7 +247,7 @@ nlohmann::json BertClassifier::import_hf(const std::string& dir) {
 // interrupted run, or by pretraining now (pretrain_epochs > 0), else random.
 nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx, Collective* comm) {
   const auto num_classes = static_cast<std::int64_t>(ctx.labels->size());
-  if (ctx.init_dir.rfind(kHfPrefix, 0) == 0) return init_from_hf(ctx.init_dir.substr(3), num_classes);
+  if (ctx.init_dir.rfind(kHfPrefix, 0) == 0) return init_from_hf(ctx.init_dir.substr(3), ctx.given_keys, num_classes);
   if (!ctx.init_dir.empty()) {
     EncoderBundle enc = open_encoder_bundle(ctx.init_dir);
     const nlohmann::json defaults = strip_docs(default_options_json());
@@ -254,7 +255,7 @@ nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx, Collecti
     for (const auto& [key, value] : {std::pair<const char*, long long>{"layers", a.layers}, {"hidden", a.hidden},
                                      {"heads", a.heads}, {"ff", a.ff}, {"max_len", a.max_len},
                                      {"bigram_buckets", a.bigram_buckets}, {"trigram_buckets", a.trigram_buckets}}) {
-      refuse_if_set(config_, defaults, key, value, ctx.init_dir);
+      refuse_if_set(config_, defaults, ctx.given_keys, key, value, ctx.init_dir);
     }
     options_.arch.layers = enc.options.arch.layers;
     options_.arch.hidden = enc.options.arch.hidden;
@@ -280,6 +281,8 @@ nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx, Collecti
     spdlog::info("resume: pretraining already done");
     return {{"pretrain_resumed", true}};
   }
+  // Pretraining keeps no checkpoints of its own: a run stopped inside it starts it again.
+  if (ctx.resume) spdlog::warn("resume: the interrupted run had not finished pretraining; pretraining from the start");
   Encoded titles = encode_all(*vocab_, ctx.train->titles, options_.arch.max_len);
   nlohmann::json facts = pretrain_mlm(model_->encoder, rng_, options_, {&titles, vocab_->size(), ctx.seed, comm});
   if (!saved.empty() && comm->is_root()) {

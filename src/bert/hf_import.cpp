@@ -60,9 +60,14 @@ void copy_tensor(const hf::Tensor& from, torch::Tensor& into, const std::string&
 
 }  // namespace
 
-void refuse_if_set(const nlohmann::json& config, const nlohmann::json& defaults, const std::string& key,
-                   long long init_value, const std::string& origin) {
-  if (config.at(key) == defaults.at(key) || config.at(key) == init_value) return;
+bool is_given(const nlohmann::json& config, const nlohmann::json& defaults, const std::vector<std::string>& given_keys,
+              const std::string& key) {
+  return config.at(key) != defaults.at(key) || std::find(given_keys.begin(), given_keys.end(), key) != given_keys.end();
+}
+
+void refuse_if_set(const nlohmann::json& config, const nlohmann::json& defaults, const std::vector<std::string>& given_keys,
+                   const std::string& key, long long init_value, const std::string& origin) {
+  if (!is_given(config, defaults, given_keys, key) || config.at(key) == init_value) return;
   throw ConfigError(key, "is " + config.at(key).dump() + " but --init " + origin + " has " +
                              std::to_string(init_value) + "; it fixes it (drop the key)");
 }
@@ -107,18 +112,20 @@ void copy_checkpoint_weights(const hf::BertCheckpoint& ck, ClassifierModelImpl& 
   }
 }
 
-void adopt_checkpoint_architecture(const hf::BertCheckpoint& ck, nlohmann::json& config, Options& options) {
+void adopt_checkpoint_architecture(const hf::BertCheckpoint& ck, const std::vector<std::string>& given_keys,
+                                   nlohmann::json& config, Options& options) {
   const std::string origin = "hf:" + ck.dir;
   const nlohmann::json defaults = strip_docs(default_options_json());
   const hf::BertConfig& c = ck.config;
-  refuse_if_set(config, defaults, "layers", c.num_hidden_layers, origin);
-  refuse_if_set(config, defaults, "hidden", c.hidden_size, origin);
-  refuse_if_set(config, defaults, "heads", c.num_attention_heads, origin);
-  refuse_if_set(config, defaults, "ff", c.intermediate_size, origin);
-  refuse_if_set(config, defaults, "bigram_buckets", 0, origin);
-  refuse_if_set(config, defaults, "trigram_buckets", 0, origin);
-  for (const char* key : {"positions", "type_vocab_size", "layer_norm_eps", "pooler", "tokenizer", "classifier"}) {
-    if (config.at(key) != defaults.at(key)) {
+  refuse_if_set(config, defaults, given_keys, "layers", c.num_hidden_layers, origin);
+  refuse_if_set(config, defaults, given_keys, "hidden", c.hidden_size, origin);
+  refuse_if_set(config, defaults, given_keys, "heads", c.num_attention_heads, origin);
+  refuse_if_set(config, defaults, given_keys, "ff", c.intermediate_size, origin);
+  refuse_if_set(config, defaults, given_keys, "bigram_buckets", 0, origin);
+  refuse_if_set(config, defaults, given_keys, "trigram_buckets", 0, origin);
+  for (const char* key : {"positions", "type_vocab_size", "layer_norm_eps", "pooler", "tokenizer", "classifier",
+                          "heads_per_layer"}) {
+    if (is_given(config, defaults, given_keys, key)) {
       throw ConfigError(key, std::string("comes from the checkpoint with --init ") + origin + " (drop the key)");
     }
   }

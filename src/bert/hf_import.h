@@ -31,14 +31,14 @@ Architecture architecture_of(const hf::BertCheckpoint& checkpoint, std::int64_t 
 void copy_checkpoint_weights(const hf::BertCheckpoint& checkpoint, ClassifierModelImpl& model, bool fresh_head);
 
 // For `train --init hf:DIR`: the architecture comes from the checkpoint. A config key that
-// was changed from its default and contradicts the checkpoint is refused by name; keys at
-// their default simply take the checkpoint's values. Writes the result into config/options.
-void adopt_checkpoint_architecture(const hf::BertCheckpoint& checkpoint, nlohmann::json& config,
-                                   Options& options);
+// was given (or changed from its default) and contradicts the checkpoint is refused by name;
+// other keys take the checkpoint's values. Writes the result into config/options.
+void adopt_checkpoint_architecture(const hf::BertCheckpoint& checkpoint, const std::vector<std::string>& given_keys,
+                                   nlohmann::json& config, Options& options);
 
-// Throws ConfigError naming key when config changed it from defaults to another value than
-// the one --init `origin` fixes.
-void refuse_if_set(const nlohmann::json& config, const nlohmann::json& defaults, const std::string& key,
-                   long long init_value, const std::string& origin);
+// Throws ConfigError naming key when it was given or changed from defaults, to another value
+// than the one --init `origin` fixes.
+void refuse_if_set(const nlohmann::json& config, const nlohmann::json& defaults, const std::vector<std::string>& given_keys,
+                   const std::string& key, long long init_value, const std::string& origin);
 
 }  // namespace newscls::bert

@@ -4,6 +4,7 @@
 
 #include "newscls/atomic_file.h"
 #include "newscls/bundle.h"
+#include "newscls/config.h"
 #include "newscls/error.h"
 #include "newscls/sha256.h"
 #include "newscls/stopwatch.h"
@@ -42,6 +43,17 @@ nlohmann::json fit_calibration_facts(const EvalOutcome& dev, Temperature& t) {
 
 namespace {
 
+// See TrainContext::given_keys.
+std::vector<std::string> given_keys(const TrainRequest& request) {
+  std::vector<std::string> keys;
+  if (!request.config_file.empty()) {
+    const nlohmann::json file = read_config_file(request.config_file);
+    for (const auto& item : file.items()) keys.push_back(item.key());
+  }
+  for (const std::string& o : request.overrides) keys.push_back(o.substr(0, o.find('=')));
+  return keys;
+}
+
 TrainContext context_for(const TrainRequest& request, const Splits& splits, const std::string& out_dir, int threads,
                          bool resume) {
   TrainContext ctx;
@@ -53,6 +65,7 @@ TrainContext context_for(const TrainRequest& request, const Splits& splits, cons
   ctx.work_dir = work_dir_for(out_dir);
   ctx.resume = resume;
   ctx.init_dir = request.init_dir;
+  ctx.given_keys = given_keys(request);
   ctx.device = request.device;
   ctx.distributed = request.distributed;
   return ctx;

@@ -127,6 +127,14 @@ assert not changed, "frozen tensors changed: %s" % changed
 assert any(before[n] != after[n] for n in trained), "layer 1 did not train"
 print("%d frozen tensors bit-identical, layer 1 trained" % len(frozen))
 PY
+# A key the checkpoint fixes is refused when given, even at its default value (it was dropped).
+expect_exit 1 "$dir/err" "$bin" train --model bert --init "hf:$dir/hf-mlm" --data "$data" --out "$dir/refused" --threads 1 \
+  --set hidden=256 --set epochs=1
+assert_contains "$dir/err" "config key 'hidden': is 256 but --init hf:$dir/hf-mlm has 64"
+expect_exit 1 "$dir/err" "$bin" train --model bert --init "hf:$dir/hf-mlm" --data "$data" --out "$dir/refused" --threads 1 \
+  --set tokenizer=char --set epochs=1
+assert_contains "$dir/err" "config key 'tokenizer': comes from the checkpoint"
+[[ ! -e "$dir/refused" ]] || fail "a refused --init trained"
 # embed works on an own bundle too (character vocabulary, own pooler).
 "$bin" train --model bert --data "$data" --out "$dir/own" --threads 1 --set layers=1 --set hidden=16 --set heads=2 \
   --set ff=32 --set pretrain_epochs=0 --set epochs=1 --set bigram_buckets=0 >/dev/null 2>&1 || fail "own bundle"
