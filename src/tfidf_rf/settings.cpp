@@ -1,6 +1,7 @@
 #include "tfidf_rf/settings.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "newscls/config.h"
@@ -35,7 +36,11 @@ int resolve_features_per_split(const std::string& spec, std::size_t n_features) 
     } catch (const std::exception&) {
       throw fail();
     }
-    if (used != number.size() || !(v > 0) || !std::isfinite(v)) throw fail();
+    // stod skips leading blanks and reads "1.5" whole; a count is neither.
+    if (used != number.size() || !(v > 0) || !std::isfinite(v) || std::isspace(static_cast<unsigned char>(number[0]))) {
+      throw fail();
+    }
+    if (base == 0 && v >= 1 && v != std::floor(v)) throw fail();
     if (base > 0) {
       factor = v;
     } else {

@@ -189,6 +189,12 @@ TEST(TfidfRfBundle, ConfigValidation) {
   EXPECT_NO_THROW(model->configure(config));
   config["max_features_per_split"] = "0.05";
   EXPECT_NO_THROW(model->configure(config));
+  for (const char* not_a_count : {"1.5", " 8", "sqrt* 2"}) {
+    config["max_features_per_split"] = not_a_count;
+    EXPECT_THROW(model->configure(config), ConfigError) << not_a_count;
+  }
+  config["max_features_per_split"] = "8";
+  EXPECT_NO_THROW(model->configure(config));
   EXPECT_THROW(model->predict_batch({"x"}), UsageError);
 }
 
