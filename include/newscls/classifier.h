@@ -69,8 +69,8 @@ struct TrainContext {
   std::string work_dir;
   bool resume = false;
   std::string init_dir;           // e.g. a pretrained encoder (bert --init DIR or hf:DIR)
-  // Config keys the user gave (--config file, --set), whatever their value: a key --init
-  // fixes is refused when given, even at its default value.
+  // Config keys the user gave (--set whatever its value, a --config file's keys off their
+  // default): a key --init fixes is refused when given, even at its default value.
   std::vector<std::string> given_keys;
   std::string device = "cpu";
   DistributedSettings distributed;

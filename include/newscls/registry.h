@@ -29,9 +29,8 @@ const Family& find_family(const std::string& name);
 // The family a bundle belongs to: its manifest's family "<name>" or "<name>-<kind>".
 const Family& family_of_bundle(const Bundle& bundle);
 
-// Refuses a bundle that cannot give classes: a part for training (an encoder bundle,
-// ModelFormatError) or a model without a head (UsageError); each names the command that
-// makes a classifier of it. Loading refuses only the first, as embed and attention use the second.
+// Refuses (ModelFormatError) a bundle that cannot give classes: a part for training (an
+// encoder bundle) or a model without a head; each names the command that makes a classifier of it. Loading refuses only the first, as embed and attention use the second.
 void require_classes(const Bundle& bundle);
 
 std::unique_ptr<Classifier> make_classifier(const std::string& family);

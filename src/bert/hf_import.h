@@ -31,7 +31,7 @@ Architecture architecture_of(const hf::BertCheckpoint& checkpoint, std::int64_t 
 void copy_checkpoint_weights(const hf::BertCheckpoint& checkpoint, ClassifierModelImpl& model, bool fresh_head);
 
 // For `train --init hf:DIR`: the architecture comes from the checkpoint. A config key that
-// was given (or changed from its default) and contradicts the checkpoint is refused by name;
+// was given (with --set, or changed from its default) and contradicts the checkpoint is refused by name;
 // other keys take the checkpoint's values. Writes the result into config/options.
 void adopt_checkpoint_architecture(const hf::BertCheckpoint& checkpoint, const std::vector<std::string>& given_keys,
                                    nlohmann::json& config, Options& options);

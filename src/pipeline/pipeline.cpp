@@ -14,6 +14,7 @@
 #include "newscls/bundle.h"
 #include "newscls/compress_workflow.h"
 #include "newscls/registry.h"
+#include "newscls/sha256.h"
 #include "newscls/stopwatch.h"
 #include "newscls/error.h"
 #include "newscls/workflow.h"
@@ -61,13 +62,23 @@ bool same_path(const std::string& a, const std::string& b) {
   return !ea && !eb && pa == pb;
 }
 
+// The path metrics.json records is as its run spelt it (relative to its folder, or since
+// moved): only a file that is there and holds other titles than this run's test split is
+// another evaluation's; the manifest's data hash has already matched this run's data.
+bool other_test_file(const std::string& recorded, const std::string& test_path) {
+  if (same_path(recorded, test_path)) return false;
+  std::error_code ec;
+  if (!fs::is_regular_file(recorded, ec)) return false;
+  return sha256_file_hex(recorded) != sha256_file_hex(test_path);
+}
+
 // The report reads metrics.json as training wrote it; a later `eval` into the bundle (the
 // default --out) may have put another split, file or calibration there. Empty when it is training's.
 std::string metrics_not_training(const std::string& dir, const Manifest& m, const RunData& data) {
   const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/metrics.json"), nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return "its metrics.json is not a JSON object";
   if (j.value("split", nlohmann::json()) != "test" || !j.value("data", nlohmann::json()).is_string() ||
-      !same_path(j["data"].get<std::string>(), data.test_path)) {
+      other_test_file(j["data"].get<std::string>(), data.test_path)) {
     return "its metrics.json is not of this run's test split (an eval since training?)";
   }
   const bool calibrated = m.training.contains(kCalibrationFact) || m.training.value("calibrated", false);
@@ -86,8 +97,9 @@ std::string not_resumable(const std::string& dir, const Expected& want) {
     const Bundle bundle = Bundle::open(dir);
     const Manifest& m = bundle.manifest();
     if (m.config != want.config) return "its config differs from this run's";
-    if (m.training.value(kCalibrateKey, std::string("auto")) != to_string(want.calibrate)) {
-      return std::string("it was trained with calibrate ") + m.training.value(kCalibrateKey, std::string("auto")) +
+    // Bundles trained before the setting was recorded are not compared.
+    if (m.training.contains(kCalibrateKey) && m.training.value(kCalibrateKey, std::string()) != to_string(want.calibrate)) {
+      return std::string("it was trained with calibrate ") + m.training.value(kCalibrateKey, std::string()) +
              ", this run asks for " + to_string(want.calibrate);
     }
     if (!m.training.contains("seed") || m.training["seed"] != want.seed) return "its seed differs from this run's";
@@ -186,11 +198,13 @@ StageResult run_stage(const PipelineRequest& request, const PlannedStage& stage,
 }
 
 // Its source stage was resumed too (else the compression is of an older bundle).
-bool compression_complete(const std::string& dir) {
+bool compression_complete(const std::string& dir, const RunData& data) {
   if (!fs::exists(dir + "/compression.json") || !fs::exists(dir + "/metrics.json")) return false;
   try {
-    Bundle::open(dir);
-    return true;
+    const Bundle bundle = Bundle::open(dir);
+    const std::string why = metrics_not_training(dir, bundle.manifest(), data);
+    if (!why.empty()) spdlog::info("{}: not resumed: {}", dir, why);
+    return why.empty();
   } catch (const Error&) {
     return false;
   }
@@ -199,7 +213,7 @@ bool compression_complete(const std::string& dir) {
 // The request's compression of a finished stage's bundle, as a stage of its own named
 // "<stage>-<method>"; nullopt when the run asks for none or the family lacks the method.
 std::optional<StageResult> run_compression(const PipelineRequest& request, const std::string& stage,
-                                           const std::string& run_dir, bool source_resumed) {
+                                           const std::string& run_dir, bool source_resumed, const RunData& data) {
   const std::vector<std::string> methods = find_family(stage).compress_methods();
   if (std::find(methods.begin(), methods.end(), request.compress) == methods.end()) return std::nullopt;
   CompressOptions o;
@@ -207,7 +221,7 @@ std::optional<StageResult> run_compression(const PipelineRequest& request, const
   o.model_dir = run_dir + "/" + stage;
   StageResult result{stage + "-" + o.method, StageStatus::kDone, "", 0};
   o.out_dir = run_dir + "/" + result.stage;
-  if (request.resume && source_resumed && compression_complete(o.out_dir)) {
+  if (request.resume && source_resumed && compression_complete(o.out_dir, data)) {
     result.status = StageStatus::kResumed;
     result.reason = "bundle and compression.json already complete";
     return result;
@@ -396,7 +410,7 @@ PipelineSummary run_pipeline(const PipelineRequest& request) {
     outcomes[r.stage] = r.status;
     if (r.status != StageStatus::kDone && r.status != StageStatus::kResumed) continue;
     const bool resumed = r.status == StageStatus::kResumed;
-    if (std::optional<StageResult> c = run_compression(request, plan[i].name, summary.run_dir, resumed)) {
+    if (std::optional<StageResult> c = run_compression(request, plan[i].name, summary.run_dir, resumed, data)) {
       spdlog::info("stage {}: {}{}{}", c->stage, to_string(c->status), c->reason.empty() ? "" : ": ", c->reason);
       summary.stages.push_back(*c);
       write_status(summary.run_dir, summary.stages);

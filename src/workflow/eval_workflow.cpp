@@ -222,6 +222,21 @@ void write_eval_files(const std::string& metrics_path, const EvalOutcome& outcom
 
 namespace {
 
+// A file of whatever bundle holds it (a cascade's members are bundles inside its folder):
+// its manifest.json or a payload that manifest lists.
+bool is_bundle_file(const std::string& path) {
+  const fs::path folder = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!fs::exists(folder / "manifest.json", ec)) return false;
+  const std::string name = fs::path(path).filename().string();
+  if (name == "manifest.json") return true;
+  try {
+    return Bundle::read_manifest(folder.empty() ? "." : folder.string()).payloads.count(name) > 0;
+  } catch (const Error&) {
+    return false;  // not a readable bundle: nothing of one to protect
+  }
+}
+
 // Before any work: a file eval would write must not be one it reads (the labelled input, the
 // bundle's manifest or a payload), and --out must name a file, not a folder.
 void refuse_outputs_over_inputs(const std::string& out, const std::string& input, const Bundle& bundle) {
@@ -235,6 +250,7 @@ void refuse_outputs_over_inputs(const std::string& out, const std::string& input
     written.push_back(folder_of(out) + "/" + side);
   }
   for (const std::string& w : written) {
+    if (is_bundle_file(w)) throw UsageError("eval --out " + out + ": it would write " + w + ", a file of a model bundle; name another --out");
     for (const std::string& r : read) {
       if (same_file(w, r)) {
         throw UsageError("eval --out " + out + ": it would write " + w + ", which is " + r +

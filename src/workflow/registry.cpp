@@ -97,7 +97,8 @@ void require_model_kind(const Bundle& bundle, const Family& family) {
 void require_classes(const Bundle& bundle) {
   const Family& family = family_of_bundle(bundle);
   require_model_kind(bundle, family);
-  if (const std::string why = family.without_classes(bundle); !why.empty()) throw UsageError(bundle.dir() + " " + why);
+  // A fault of the bundle, exit 1, as predict and eval say it.
+  if (const std::string why = family.without_classes(bundle); !why.empty()) throw ModelFormatError(bundle.dir(), why);
 }
 
 // A bad family or config in a manifest is a fault of that file, not of the command line.

@@ -43,12 +43,16 @@ nlohmann::json fit_calibration_facts(const EvalOutcome& dev, Temperature& t) {
 
 namespace {
 
-// See TrainContext::given_keys.
+// See TrainContext::given_keys. A config file's key at its default value is not counted:
+// configs/<model>.json lists every key with its default, and a copy of it gives nothing.
 std::vector<std::string> given_keys(const TrainRequest& request) {
   std::vector<std::string> keys;
   if (!request.config_file.empty()) {
     const nlohmann::json file = read_config_file(request.config_file);
-    for (const auto& item : file.items()) keys.push_back(item.key());
+    const nlohmann::json defaults = default_config(request.family);
+    for (const auto& item : file.items()) {
+      if (!defaults.contains(item.key()) || defaults.at(item.key()) != item.value()) keys.push_back(item.key());
+    }
   }
   for (const std::string& o : request.overrides) keys.push_back(o.substr(0, o.find('=')));
   return keys;
@@ -227,7 +231,10 @@ TrainOutcome train_model(const TrainRequest& request) {
     return outcome;
   }
   facts[kCalibrateKey] = to_string(calibrate);  // pipeline --resume compares it: it is not in the config
-  if (wants_calibration(calibrate, *model, facts)) model = calibrate_on_dev(std::move(model), splits, request, facts);
+  if (wants_calibration(calibrate, *model, facts)) {
+    model = calibrate_on_dev(std::move(model), splits, request, facts);
+    model->reset_run_stats();  // the test metrics count the test evaluation's requests alone
+  }
   spdlog::info("trained in {:.1f} s; evaluating on {}", facts["train_seconds"].get<double>(), splits.test.path);
 
   EvalOptions eval_options;

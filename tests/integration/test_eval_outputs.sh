@@ -24,6 +24,10 @@ ln -s x.txt "$dir/soft.txt"
 refused "$dir/x.txt" "$data/test.txt" --input "$dir/soft.txt" --out "$dir/x.txt"
 refused "$dir/ft/manifest.json" "$dir/ft.orig/manifest.json" --data "$data" --out "$dir/ft/manifest.json"
 refused "$dir/ft/fasttext.bin" "$dir/ft.orig/fasttext.bin" --data "$data" --out "$dir/ft/fasttext.bin"
+# Another bundle's files (a cascade's members are bundles inside its folder) are refused too.
+cp -r "$dir/ft.orig" "$dir/ft.keep"
+refused "$dir/ft.orig/manifest.json" "$dir/ft.keep/manifest.json" --data "$data" --out "$dir/ft.orig/manifest.json"
+refused "$dir/ft.orig/fasttext.bin" "$dir/ft.keep/fasttext.bin" --data "$data" --out "$dir/ft.orig/fasttext.bin"
 # A side file: predictions.tsv goes next to metrics.json.
 mkdir "$dir/d" && cp "$data/test.txt" "$dir/d/predictions.tsv"
 refused "$dir/d/predictions.tsv" "$data/test.txt" --input "$dir/d/predictions.tsv" --out "$dir/d/metrics.json"

@@ -84,12 +84,12 @@ assert_contains "$dir/err" "--init hf:"
 expect_exit 1 "$dir/err" "$bin" eval --model-dir "$dir/mlm" --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
 assert_contains "$dir/err" "--init hf:"
 for method in quantize prune distill; do
-  expect_exit 2 "$dir/err" "$bin" compress --method "$method" --model-dir "$dir/mlm" --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" \
+  expect_exit 1 "$dir/err" "$bin" compress --method "$method" --model-dir "$dir/mlm" --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" \
     --out "$dir/$method-mlm"
   assert_contains "$dir/err" "is an encoder without a classifier head (its labels are the checkpoint's placeholders); fine-tune it first: newscls train --model bert --init hf:$dir/hf-mlm"
 done
 # serve refuses it at start (it answered every request with 500).
-expect_exit 2 "$dir/err" "$bin" serve --model-dir "$dir/mlm" --port 0
+expect_exit 1 "$dir/err" "$bin" serve --model-dir "$dir/mlm" --port 0
 assert_contains "$dir/err" "is an encoder without a classifier head"
 "$bin" attention --model-dir "$dir/mlm" --input "$dir/three.txt" --out "$dir/attn-mlm" >/dev/null 2>&1 || fail "attention on the encoder"
 [[ -f "$dir/attn-mlm/2.npy" ]] || fail "no attention dump for the encoder"
@@ -135,6 +135,10 @@ expect_exit 1 "$dir/err" "$bin" train --model bert --init "hf:$dir/hf-mlm" --dat
   --set tokenizer=char --set epochs=1
 assert_contains "$dir/err" "config key 'tokenizer': comes from the checkpoint"
 [[ ! -e "$dir/refused" ]] || fail "a refused --init trained"
+# A config file holding the defaults (configs/bert.json lists them all) gives no key.
+"$bin" train --model bert --init "hf:$dir/hf-mlm" --config "$NEWSCLS_SOURCE_DIR/configs/bert.json" --data "$data" \
+  --out "$dir/from-config" --threads 1 --set epochs=1 --set max_steps=2 >/dev/null 2>"$dir/err" \
+  || { cat "$dir/err" >&2; fail "train --init hf: with configs/bert.json"; }
 # embed works on an own bundle too (character vocabulary, own pooler).
 "$bin" train --model bert --data "$data" --out "$dir/own" --threads 1 --set layers=1 --set hidden=16 --set heads=2 \
   --set ff=32 --set pretrain_epochs=0 --set epochs=1 --set bigram_buckets=0 >/dev/null 2>&1 || fail "own bundle"

@@ -41,6 +41,12 @@ assert_contains "$dir/zero/prompt.json" "newscls-llm-prompt-v1"
 assert_contains "$dir/zero/prompt.json" '"zh": "体育"'
 assert_eq "0" "$(json_get "$dir/zero/prompt.json" "len(j['few_shot'])")" "few-shot examples"
 
+# 1b. calibrate=true asks dev too; the test metrics count the test titles' requests alone
+# (they counted dev's as well).
+"$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/calibrated" --set "base_url=$LLM_URL" \
+  --set "cache_path=$dir/cache-cal.sqlite" --set calibrate=true >/dev/null 2>"$dir/train-cal.err" || { cat "$dir/train-cal.err"; fail "train calibrate=true"; }
+assert_eq 40 "$(run_stat "$dir/calibrated/metrics.json" requests_sent)" "requests_sent of the test evaluation"
+
 # 2. eval on the bundle: zero requests, all from the cache, same metrics.
 reset_llm_server
 "$NEWSCLS_BIN" eval --model-dir "$dir/zero" --data "$dir/data" --out "$dir/eval/metrics.json" \

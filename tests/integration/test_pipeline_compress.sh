@@ -20,6 +20,17 @@ grep -q "| bert-quantize | quantize | .* -> .* |" "$dir/run/report.md" || { cat 
 expect_exit 2 "$dir/err3.txt" "$NEWSCLS_BIN" compress --model-dir "$dir/run/bert-quantize" --method prune --data "$data" \
   --out "$dir/pruned" --threads 1
 assert_contains "$dir/err3.txt" "holds int8 weights: compress the float bundle it was quantised from"
+# --resume keeps the compression stage, unless an eval has since replaced its metrics.json.
+resume() {
+  "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run" --stages bert --threads 1 "${tiny[@]}" --resume \
+    >/dev/null 2>"$dir/err4.txt" || { cat "$dir/err4.txt" >&2; fail "pipeline --resume"; }
+  json_get "$dir/run/pipeline.json" 'j["stages"][1]["status"]'
+}
+assert_eq resumed "$(resume)" "the compression stage on resume"
+"$NEWSCLS_BIN" eval --model-dir "$dir/run/bert-quantize" --data "$data" --split dev >/dev/null 2>&1 || fail "eval on dev"
+assert_eq done "$(resume)" "the compression stage after an eval on dev"
+assert_contains "$dir/err4.txt" "not resumed: its metrics.json is not of this run's test split"
+assert_eq test "$(json_get "$dir/run/bert-quantize/metrics.json" 'j["split"]')" "metrics.json's split"
 
 "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run2" --stages bert --threads 1 --compress none "${tiny[@]}" \
   >/dev/null 2>"$dir/err2.txt" || { cat "$dir/err2.txt" >&2; fail "pipeline --compress none failed"; }

@@ -27,4 +27,13 @@ assert_eq True "$(calibrated)" "the default"
 run --resume --set fasttext.calibrate=false
 assert_eq done "$(status)" "the default, then calibrate=false"
 assert_eq False "$(calibrated)" "calibrate=false again"
+# A bundle trained before the setting was recorded (no training.calibrate) is not compared:
+# resumed, not trained again under a guessed setting.
+python3 - "$dir/run/fasttext/manifest.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); del j["training"]["calibrate"]
+json.dump(j, open(sys.argv[1], "w"))
+PY
+run --resume --set fasttext.calibrate=false
+assert_eq resumed "$(status)" "a bundle without the record"
 echo "test_pipeline_resume_calibrate: ok"

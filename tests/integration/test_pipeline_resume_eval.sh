@@ -35,4 +35,13 @@ retrained_after "not calibrated as its manifest is" --uncalibrated
 "$NEWSCLS_BIN" eval --model-dir "$dir/run/fasttext" --data "$data" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "eval"; }
 run --resume 2>"$dir/err" || { cat "$dir/err" >&2; fail "resume after eval on test"; }
 assert_eq resumed "$(status)" "after eval on test"
+# The same data reached by another spelling (relative when trained, absolute on resume) is
+# this run's test split: resumed (a review found it retrained).
+mkdir -p "$dir/copy" && cp -r "$data" "$dir/copy/tiny"
+(cd "$dir/copy" && "$NEWSCLS_BIN" pipeline --data tiny --out "$dir/run2" --stages fasttext --threads 1 --compress none \
+  --set fasttext.epochs=1 >/dev/null 2>"$dir/err") || { cat "$dir/err" >&2; fail "run from a relative --data"; }
+"$NEWSCLS_BIN" pipeline --data "$dir/copy/tiny" --out "$dir/run2" --stages fasttext --threads 1 --compress none \
+  --set fasttext.epochs=1 --resume >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "resume with an absolute --data"; }
+assert_eq resumed "$(json_get "$dir/run2/pipeline.json" "[s['status'] for s in j['stages'] if s['stage'] == 'fasttext'][0]")" \
+  "a stage trained on a relative --data, resumed with an absolute one"
 echo "test_pipeline_resume_eval: ok"
