@@ -231,11 +231,18 @@ nlohmann::json side_json(const std::string& dir, nlohmann::json accuracies, std:
 }
 
 // The manifest's test figures, which info and serve show, are the new model's: a compressed
-// bundle's manifest starts from its source's training facts, or from none.
-void record_test_figures(const std::string& dir, const Metrics& test) {
+// bundle's manifest starts from its source's training facts, or from none. They are dropped
+// before the test evaluation, whose metrics.json copies the manifest's training facts.
+void record_test_figures(const std::string& dir, const Metrics* test) {
   Manifest manifest = Bundle::read_manifest(dir);
-  manifest.training["test_accuracy"] = test.accuracy;
-  manifest.training["test_macro_f1"] = test.macro_f1;
+  if (manifest.training.is_object()) {
+    manifest.training.erase("test_accuracy");
+    manifest.training.erase("test_macro_f1");
+  }
+  if (test != nullptr) {
+    manifest.training["test_accuracy"] = test->accuracy;
+    manifest.training["test_macro_f1"] = test->macro_f1;
+  }
   write_file_atomic(dir + "/manifest.json", manifest_to_json(manifest).dump(2) + "\n");
 }
 
@@ -253,8 +260,9 @@ nlohmann::json calibrate_and_evaluate(const CompressOptions& o, int threads) {
   test.split = "test";
   test.fit_calibration = false;
   test.out.clear();  // the bundle's own metrics.json, as train writes
+  record_test_figures(o.out_dir, nullptr);
   const Metrics on_test = run_eval(test).metrics;
-  record_test_figures(o.out_dir, on_test);
+  record_test_figures(o.out_dir, &on_test);
   return {{"dev", {{"accuracy", on_dev.accuracy}, {"macro_f1", on_dev.macro_f1}}},
           {"test", {{"accuracy", on_test.accuracy}, {"macro_f1", on_test.macro_f1}}}};
 }

@@ -54,6 +54,11 @@ assert_not_contains "$dir/err" "compressing"
   --set layers=1 --set max_steps=3 --speed-titles 20 >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "distill from a pruned teacher"; }
 assert_eq "[] 0.0" "$(json_get "$dir/student2/manifest.json" '"%s %s" % (j["config"].get("heads_per_layer", []), j["config"]["join_prob"])')" \
   "student head layout and joining"
+# int8 keeps its source's training facts, but not its source's test figures in metrics.json.
+"$bin" compress --model-dir "$dir/pruned" --method quantize --out "$dir/q8" --data "$dir/data" --threads 1 \
+  --speed-titles 20 >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "compress --method quantize"; }
+assert_eq False "$(json_get "$dir/q8/metrics.json" '"test_accuracy" in j["training"]')" \
+  "the source's test accuracy in the int8 bundle's metrics.json"
 # Teachers: weights must be finite numbers (nan crashed the run after writing a bundle), and
 # a teacher trained on the classes in another order is refused before any work.
 expect_exit 1 "$dir/err" "$bin" compress --model-dir "$dir/teacher" --method distill --out "$dir/bad" --data "$dir/data" \
