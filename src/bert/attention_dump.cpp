@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/fmt/ranges.h>
 
 #include "newscls/atomic_file.h"
 #include "report/svg.h"
@@ -119,6 +120,16 @@ std::string attention_json(const AttentionDump& d) {
   return j.dump() + "\n";
 }
 
+// "4 heads each", or a pruned model's own count per layer ("heads 2, 1").
+std::string heads_text(const AttentionDump& d, std::int64_t layers, std::int64_t heads) {
+  std::vector<std::int64_t> counts;
+  for (std::int64_t l = 0; l < layers; ++l) counts.push_back(real_heads(d, l, heads));
+  if (std::all_of(counts.begin(), counts.end(), [&](std::int64_t c) { return c == counts.front(); })) {
+    return fmt::format("{} heads each", counts.empty() ? heads : counts.front());
+  }
+  return fmt::format("heads {}", fmt::join(counts, ", "));
+}
+
 std::string attention_html(const AttentionDump& d) {
   torch::Tensor w = d.weights.to(torch::kFloat32).contiguous();
   const std::int64_t layers = w.size(0), heads = w.size(1), t = w.size(2);
@@ -133,9 +144,9 @@ std::string attention_html(const AttentionDump& d) {
   const std::string verdict = d.label_id >= 0
                                   ? fmt::format("predicted <b>{}</b> (score {:.4f})", report::xml_escape(d.label), d.score)
                                   : std::string("no class (a blank title, or an encoder without a classifier head)");
-  s += fmt::format("<p>{}; {} layers &times; {} heads, {} tokens. "
+  s += fmt::format("<p>{}; {} layers, {}, {} tokens. "
                    "Rows are queries, columns are keys; darker means more weight.</p>",
-                   verdict, layers, heads, t);
+                   verdict, layers, heads_text(d, layers, heads), t);
   s += "<h2>[CLS] row, mean over heads</h2>" + cls_summary(d, w);
   const float* p = w.data_ptr<float>();
   for (std::int64_t l = 0; l < layers; ++l) {

@@ -44,6 +44,11 @@ done
   --set prune_heads=1 --speed-titles 20 >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "compress --method prune"; }
 assert_eq "$(json_get "$dir/pruned/compression.json" 'j["after"]["test"]["accuracy"]')" \
   "$(json_get "$dir/pruned/manifest.json" 'j["training"]["test_accuracy"]')" "the pruned bundle's manifest test accuracy"
+# Its attention page counts each layer's own heads (it said "4 heads" for [4, 3]).
+echo "央行宣布下调存款准备金率" >"$dir/one.txt"
+"$bin" attention --model-dir "$dir/pruned" --input "$dir/one.txt" --out "$dir/attn" >/dev/null 2>&1 || fail "attention on the pruned bundle"
+heads=$(json_get "$dir/pruned/manifest.json" '", ".join(str(h) for h in j["config"]["heads_per_layer"])')
+assert_contains "$dir/attn/0.html" "2 layers, heads $heads,"
 # An --out that is not a bundle is refused before the work (it was refused after it).
 mkdir -p "$dir/notes" && echo keep >"$dir/notes/notes.txt"
 expect_exit 1 "$dir/err" "$bin" compress --model-dir "$dir/teacher" --method prune --out "$dir/notes" --data "$dir/data" \
