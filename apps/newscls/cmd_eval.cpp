@@ -53,7 +53,7 @@ void setup_eval(CLI::App& app) {
   cmd->add_option("--dump-attention", r->dump_attention,
                   "Write attention heatmaps of the first N titles into attention/ next to metrics "
                   "(families with attention)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 20));
   add_min_score_option(*cmd, r->min_score,
                        "Also report coverage and accuracy of the titles whose calibrated top score is at least this");
   cmd->add_flag("--fit-calibration", r->fit_calibration,

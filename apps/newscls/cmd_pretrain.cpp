@@ -24,6 +24,7 @@ struct PretrainOptions {
 
 void run_pretrain(const PretrainOptions& o) {
   const Family& family = find_family(o.family);
+  if (!family.pretrains()) throw UsageError("model family '" + o.family + "' has no encoder to pretrain");
   if (o.distributed.enabled() && !family.trains_distributed()) {
     throw UsageError("family '" + o.family + "' cannot pretrain distributed (WORLD_SIZE " +
                      std::to_string(o.distributed.world_size) + "); run it as one process (WORLD_SIZE=1)");

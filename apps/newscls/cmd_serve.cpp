@@ -73,7 +73,7 @@ void setup_serve(CLI::App& app) {
   cmd->add_option("--host", o->host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", o->port, "Port (0 = any free port, logged)")->capture_default_str()->check(CLI::Range(0, 65535));
   cmd->add_option("--threads", o->threads, "Threads for each model's forward pass (0 = all cores)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(CLI::Range(0, 4096));
   cmd->add_option("--connections", o->connections, "Connections served at once (HTTP worker threads)")
       ->capture_default_str()->check(CLI::Range(1, 4096));
   cmd->add_option("--max-batch", o->max_batch, "Most titles in one forward pass")->capture_default_str()->check(CLI::Range(1, 65536));

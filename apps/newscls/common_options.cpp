@@ -48,7 +48,7 @@ void add_min_score_option(CLI::App& cmd, double& min_score, const std::string& h
 }
 
 void add_threads_option(CLI::App& cmd, int& threads) {
-  cmd.add_option("--threads", threads, "Worker threads (0 = all cores)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd.add_option("--threads", threads, "Worker threads (0 = all cores)")->capture_default_str()->check(CLI::Range(0, 4096));
 }
 
 namespace {

@@ -96,7 +96,8 @@ class Family {
   // batches): --resume and the ranks of a distributed run do not compare them.
   virtual std::vector<std::string> execution_keys() const { return {}; }
 
-  // Pretrains an encoder bundle; families without an encoder throw UsageError.
+  // Pretrains an encoder bundle; families without an encoder (pretrains() false) throw UsageError.
+  virtual bool pretrains() const { return false; }
   virtual nlohmann::json pretrain(const PretrainRequest& request) const;
   // Whether import_checkpoint reads this format.
   virtual bool imports(const std::string& format) const { return false; }

@@ -23,6 +23,7 @@ struct SubwordOptions {
   int vocab_size = 8000;
   double character_coverage = 0.9995;
   std::string model_type = "unigram";  // unigram | bpe | char
+  std::string vocab_size_key = "vocab_size";  // the config key an error names (SentencePiece's fail on the size)
 };
 
 class SubwordTokenizer {

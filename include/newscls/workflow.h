@@ -80,6 +80,7 @@ struct EvalOutcome {
   std::vector<std::size_t> indices;  // positions in the dataset that were evaluated
   std::vector<int> truth;            // their true labels
   std::vector<Prediction> predictions;
+  std::size_t sampled_from = 0;      // the dataset's size when a limit sampled it; else 0
 };
 
 EvalOutcome evaluate_model(Classifier& model, const Dataset& data, const LabelSet& labels,

@@ -18,6 +18,7 @@ class BertFamily final : public Family {
   bool trains_on_device() const override { return true; }
   bool resumes() const override { return true; }
   std::vector<std::string> execution_keys() const override { return bert::execution_keys(); }
+  bool pretrains() const override { return true; }
   nlohmann::json pretrain(const PretrainRequest& request) const override { return pretrain_encoder_bundle(request); }
   bool imports(const std::string& format) const override { return format == kHuggingFaceFormat; }
   nlohmann::json import_checkpoint(const ImportRequest& request) const override {

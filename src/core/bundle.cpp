@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "newscls/atomic_file.h"
 #include "newscls/error.h"
@@ -42,6 +43,40 @@ bool is_bundle_or_empty(const std::string& dir) {
   if (!fs::exists(dir, ec)) return true;
   if (!fs::is_directory(dir, ec)) return false;
   return fs::exists(fs::path(dir) / "manifest.json", ec) || fs::is_empty(dir, ec);
+}
+
+// What newscls writes into a bundle folder beside its payloads: train's and eval's files, a
+// compression report and its figures, a cascade's members, compress's dev/ evaluation, eval's
+// attention/ dumps. A temporary file of an interrupted write counts as its target.
+bool written_by_newscls(const std::string& name, const std::map<std::string, std::string>& payloads) {
+  static const char* const kKnown[] = {"manifest.json",     "metrics.json",   "confusion.svg",  "reliability.svg",
+                                       "risk_coverage.svg", "predictions.tsv", "compression.json", "head_importance.svg",
+                                       "prune_dev_accuracy.svg", "members", "dev", "attention"};
+  const std::string base = name.substr(0, name.find(".tmp."));
+  return payloads.count(base) > 0 || std::find(std::begin(kKnown), std::end(kKnown), base) != std::end(kKnown);
+}
+
+// Replacing a bundle replaces its folder: files the user put there would go with it.
+void refuse_foreign_entries(const std::string& dir) {
+  Manifest manifest;
+  try {
+    manifest = Bundle::read_manifest(dir);
+  } catch (const Error&) {
+    return;  // a broken bundle: what it lists is unknown, and replacing it is the mend
+  }
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!written_by_newscls(name, manifest.payloads)) names.push_back(name + (e.is_directory(ec) ? "/" : ""));
+  }
+  std::sort(names.begin(), names.end());
+  std::string foreign;
+  for (const std::string& name : names) foreign += (foreign.empty() ? "" : ", ") + name;
+  if (!foreign.empty()) {
+    throw IoError(dir, "is a bundle that also holds what newscls did not write there (" + foreign +
+                           "); replacing the bundle would delete it: move it, or choose another --out");
+  }
 }
 
 }  // namespace
@@ -97,6 +132,7 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
 void BundleWriter::check_target(const std::string& final_dir) {
   if (!is_bundle_or_empty(final_dir)) throw IoError(final_dir, "exists and is not a newscls bundle; refusing to replace it");
   std::error_code ec;
+  if (fs::is_directory(final_dir, ec)) refuse_foreign_entries(final_dir);
   for (fs::path up = fs::path(final_dir).parent_path(); !up.empty(); up = up.parent_path()) {
     if (fs::exists(up, ec) && !fs::is_directory(up, ec)) throw IoError(final_dir, up.string() + " is not a directory");
     if (up == up.parent_path()) break;

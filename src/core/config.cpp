@@ -33,6 +33,15 @@ const nlohmann::json& lookup(const nlohmann::json& config, const std::string& ke
   return *it;
 }
 
+// "; known keys: a, b, c": an unknown key's error says what would have been accepted.
+std::string known_keys_text(const nlohmann::json& config) {
+  std::string text;
+  for (auto it = config.begin(); it != config.end(); ++it) {
+    if (!is_doc_key(it.key())) text += (text.empty() ? "; known keys: " : ", ") + it.key();
+  }
+  return text;
+}
+
 }  // namespace
 
 void merge_config(nlohmann::json& config, const nlohmann::json& overrides, const std::string& origin) {
@@ -40,7 +49,9 @@ void merge_config(nlohmann::json& config, const nlohmann::json& overrides, const
   for (auto it = overrides.begin(); it != overrides.end(); ++it) {
     if (is_doc_key(it.key())) continue;
     auto target = config.find(it.key());
-    if (target == config.end()) throw ConfigError(it.key(), "unknown key (in " + origin + ")");
+    if (target == config.end()) {
+      throw ConfigError(it.key(), "unknown key (in " + origin + ")" + known_keys_text(config));
+    }
     if (!same_kind(*target, it.value())) {
       throw ConfigError(it.key(), std::string("expected ") + type_name(*target) + ", got " +
                                       type_name(it.value()) + " (in " + origin + ")");
@@ -101,7 +112,7 @@ void check_config_keys(const nlohmann::json& config, const nlohmann::json& defau
   if (!config.is_object()) throw ConfigError(family, "a config must be a JSON object");
   for (auto it = config.begin(); it != config.end(); ++it) {
     if (!is_doc_key(it.key()) && !defaults.contains(it.key())) {
-      throw ConfigError(it.key(), "unknown key for " + family);
+      throw ConfigError(it.key(), "unknown key for " + family + known_keys_text(defaults));
     }
   }
 }

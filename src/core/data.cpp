@@ -99,6 +99,7 @@ Dataset read_labeled_file(const std::string& path, int num_labels, const ReadOpt
   int label = 0;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     clean_line(line, number);
+    if (is_blank_title(line)) continue;  // a blank line, often the file's last: nothing to learn or score
     const std::string problem = parse_labeled_line(line, num_labels, title, label);
     if (problem.empty()) {
       data.titles.push_back(title);
@@ -124,24 +125,25 @@ std::string data_fingerprint(const DataLayout& layout) {
 }
 
 DataLayout resolve_data_dir(const std::string& flag) {
-  std::vector<std::string> candidates;
-  if (!flag.empty()) {
-    candidates.push_back(flag);
-  } else {
-    if (const char* env = std::getenv("NEWSCLS_DATA"); env != nullptr && *env != '\0') {
-      candidates.push_back(env);
-    }
-    candidates.push_back("data/thucnews");
-    candidates.push_back("../shared/data/thucnews");
+  // A folder the user named (--data, else $NEWSCLS_DATA) is the only one looked in: a typo
+  // must not fall back to other data.
+  std::string named = flag, source = "--data";
+  if (named.empty()) {
+    const char* env = std::getenv("NEWSCLS_DATA");
+    if (env != nullptr && *env != '\0') named = env, source = "$NEWSCLS_DATA";
   }
+  if (!named.empty()) {
+    DataLayout layout{named};
+    if (has_file(layout.classes())) return layout;
+    throw IoError(named, "no class.txt in this data folder (named by " + source + ")");
+  }
+  const std::vector<std::string> candidates = {"data/thucnews", "../shared/data/thucnews"};
   for (const std::string& dir : candidates) {
     DataLayout layout{dir};
     if (has_file(layout.classes())) return layout;
   }
-  std::string tried;
-  for (const std::string& dir : candidates) tried += (tried.empty() ? "" : ", ") + dir;
-  throw IoError(flag.empty() ? "data directory" : flag,
-                "no class.txt found (looked in: " + tried + "); pass --data DIR");
+  throw IoError("data directory", "no class.txt found (looked in: data/thucnews, ../shared/data/thucnews); "
+                                  "pass --data DIR or set NEWSCLS_DATA");
 }
 
 TitleReader::TitleReader(const std::string& path) : path_(path) {

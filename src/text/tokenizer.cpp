@@ -13,7 +13,7 @@ SubwordTokenizer& SubwordTokenizer::operator=(SubwordTokenizer&&) noexcept = def
 SubwordTokenizer::~SubwordTokenizer() = default;
 
 SubwordTokenizer SubwordTokenizer::train(const std::vector<std::string>& titles, const SubwordOptions& options) {
-  if (options.vocab_size < 16) throw ConfigError("vocab_size", "must be at least 16");
+  if (options.vocab_size < 16) throw ConfigError(options.vocab_size_key, "must be at least 16");
   const std::unordered_map<std::string, std::string> args = {
       {"model_type", options.model_type},
       {"vocab_size", std::to_string(options.vocab_size)},
@@ -26,7 +26,7 @@ SubwordTokenizer SubwordTokenizer::train(const std::vector<std::string>& titles,
   };
   SubwordTokenizer tokenizer;
   const std::string error = tokenizer.processor_->train(titles, args, &tokenizer.serialized_);
-  if (!error.empty()) throw ConfigError("subword tokenizer", "SentencePiece training failed: " + error);
+  if (!error.empty()) throw ConfigError(options.vocab_size_key, "SentencePiece training failed: " + error);
   if (!tokenizer.processor_->load(tokenizer.serialized_).empty()) {
     throw ModelFormatError("subword tokenizer", "SentencePiece could not load the model it just trained");
   }

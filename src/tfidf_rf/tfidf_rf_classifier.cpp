@@ -125,6 +125,7 @@ void TfidfRfClassifier::fit_subword(const std::vector<std::string>& titles) {
   for (const std::string& t : titles) normalized.push_back(normalize_title(t, settings_.tokens.fold_punctuation));
   SubwordOptions so;
   so.vocab_size = settings_.subword_vocab_size;
+  so.vocab_size_key = "subword_vocab_size";
   subword_ = SubwordTokenizer::train(normalized, so);
 }
 

@@ -1,5 +1,7 @@
 #include "newscls/workflow.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -86,6 +88,12 @@ EvalOutcome evaluate_model(Classifier& model, const Dataset& data, const LabelSe
                            const EvalOptions& options) {
   EvalOutcome outcome;
   outcome.indices = stratified_sample(data.labels, options.limit, options.seed);
+  // An LLM bundle's limit: its figures are of a sample, which the log and metrics.json say.
+  if (outcome.indices.size() < data.titles.size()) {
+    outcome.sampled_from = data.titles.size();
+    spdlog::info("{}: evaluating a sample of {} of {} titles (the bundle's limit)", options.progress_label,
+                 outcome.indices.size(), data.titles.size());
+  }
   const std::size_t batch = std::max<std::size_t>(1, model.preferred_batch_size());
   Progress progress(options.progress_label, outcome.indices.size());
   std::size_t correct = 0;
@@ -180,6 +188,7 @@ nlohmann::json eval_report_json(const EvalOutcome& outcome, const Classifier& mo
   j["family"] = model.family();
   j["data"] = data_path;
   j["run_stats"] = model.run_stats();
+  if (outcome.sampled_from > 0) j["sampled_from"] = outcome.sampled_from;
   std::vector<float> scores;
   const std::vector<int> predicted = labels_of(outcome, &scores);
   j["risk_coverage"] = curve_json(risk_coverage(outcome.truth, predicted, scores));
@@ -312,14 +321,38 @@ std::size_t dumped_before(const std::string& dir) {
 
 }  // namespace
 
+namespace {
+
+// The dumps are written into a hidden folder inside dir and moved into place only when all are
+// written: an interrupted run leaves the earlier dump as it was.
+struct StagingFolder {
+  std::string path;
+  explicit StagingFolder(const std::string& dir) : path(dir + "/.dumping." + std::to_string(::getpid())) {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+    make_directories(path);
+  }
+  ~StagingFolder() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
 void dump_attention_into(Classifier& model, const std::vector<std::string>& titles, const std::string& dir) {
   make_directories(dir);
   const std::size_t before = dumped_before(dir);
+  const StagingFolder staging(dir);
   constexpr std::size_t kChunk = 16;  // a title's dump takes milliseconds: SIGINT is seen at once
   for (std::size_t first = 0; first < titles.size(); first += kChunk) {
     check_interrupted();
     const auto end = titles.begin() + static_cast<std::ptrdiff_t>(std::min(titles.size(), first + kChunk));
-    model.dump_attention({titles.begin() + static_cast<std::ptrdiff_t>(first), end}, first, dir, {});
+    model.dump_attention({titles.begin() + static_cast<std::ptrdiff_t>(first), end}, first, staging.path, {});
+  }
+  sync_tree(staging.path);
+  for (const fs::directory_entry& entry : fs::directory_iterator(staging.path)) {
+    fs::rename(entry.path(), fs::path(dir) / entry.path().filename());
   }
   // Only what the index says an earlier dump wrote: other files in the folder are the user's.
   std::vector<fs::path> stale;
@@ -373,11 +406,6 @@ EvalRun run_eval(const EvalRequest& r) {
   EvalOptions options;
   options.seed = r.seed;
   options.limit = model->eval_limit();
-  // An LLM bundle's limit: its figures are of a sample, which the log and metrics.json say.
-  const bool sampled = options.limit > 0 && options.limit < data.titles.size();
-  if (sampled) {
-    spdlog::info("evaluating a sample of {} of {} titles (the bundle's limit)", options.limit, data.titles.size());
-  }
   const EvalOutcome outcome = evaluate_model(*model, data, labels, options);
   if (r.fit_calibration) store_calibration(bundle, outcome);
 
@@ -385,7 +413,6 @@ EvalRun run_eval(const EvalRequest& r) {
   nlohmann::json metrics = eval_report_json(outcome, *model, path);
   metrics["split"] = r.input.empty() ? r.split : "input";
   metrics["skipped_lines"] = data.skipped_lines;
-  if (sampled) metrics["sampled_from"] = data.titles.size();
   metrics["training"] = bundle.manifest().training;
   // As this run predicted: --fit-calibration measured the model before the fit it stores.
   metrics["calibrated"] = !r.uncalibrated && !r.fit_calibration && (training.contains(kCalibrationFact) || calibrated_inside);

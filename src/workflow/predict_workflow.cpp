@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <filesystem>
 
 #include <spdlog/spdlog.h>
 
@@ -18,6 +19,8 @@ std::size_t run_predict(const PredictRequest& r) {
   formatter.set_stage_names(stage_names(bundle.manifest()));
   refuse_output_over_input(r.output, r.input);
   TitleReader reader(r.input);
+  const std::string folder = r.output == "-" ? "" : std::filesystem::path(r.output).parent_path().string();
+  if (!folder.empty()) make_directories(folder);  // as eval --out does
   AtomicOutputFile out(r.output);
   const std::size_t batch_size = std::max<std::size_t>(1, model->preferred_batch_size());
   std::vector<std::string> batch;

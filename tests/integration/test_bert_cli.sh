@@ -90,16 +90,20 @@ touch "$dir/att/notes.txt" "$dir/att/7.json"
 assert_eq "0.html 0.json 0.npy 7.json dumps.json notes.txt" "$(LC_ALL=C ls "$dir/att" | tr '\n' ' ' | sed 's/ $//')" \
   "files after a shorter dump"
 
-# SIGINT stops a long attention dump (exit 130); the dumps written so far are whole, and
-# dumps.json, written last, is not there to vouch for an unfinished one.
+# SIGINT stops a long attention dump (exit 130) into that folder: the earlier dump is left as
+# it was (the new one replaced its files one by one, and dumps.json still counted 1).
 for _ in $(seq 1000); do cat "$dir/titles.txt"; done >"$dir/many.txt"
-"$NEWSCLS_BIN" attention --model-dir "$dir/model" --input "$dir/many.txt" --out "$dir/att_int" >/dev/null 2>"$dir/int.err" &
+cp "$dir/att/0.json" "$dir/att0.before"
+"$NEWSCLS_BIN" attention --model-dir "$dir/model" --input "$dir/many.txt" --out "$dir/att" >/dev/null 2>"$dir/int.err" &
 pid=$!
-for _ in $(seq 600); do [[ -e "$dir/att_int/20.json" ]] && break; sleep 0.05; done
+for _ in $(seq 600); do compgen -G "$dir/att/.dumping.*/20.json" >/dev/null && break; sleep 0.05; done
 kill -INT "$pid"
 set +e; wait "$pid"; rc=$?; set -e
 assert_eq 130 "$rc" "attention's exit code after SIGINT"
-[[ ! -e "$dir/att_int/dumps.json" && ! -e "$dir/att_int/2999.json" ]] || fail "an interrupted dump looks finished"
+assert_eq "0.html 0.json 0.npy 7.json dumps.json notes.txt" "$(LC_ALL=C ls -A "$dir/att" | tr '\n' ' ' | sed 's/ $//')" \
+  "files after an interrupted dump"
+cmp -s "$dir/att/0.json" "$dir/att0.before" || fail "an interrupted dump replaced the earlier 0.json"
+assert_eq 1 "$(json_get "$dir/att/dumps.json" 'j["titles"]')" "dumps.json after an interrupted dump"
 
 "$NEWSCLS_BIN" predict --model-dir "$dir/model" --input "$dir/titles.txt" --output "$dir/pred.jsonl"
 assert_eq 3 "$(wc -l <"$dir/pred.jsonl")" "predictions"

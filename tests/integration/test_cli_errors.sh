@@ -37,10 +37,31 @@ assert_contains "$dir/err" "class.txt:2: class name holds a tab"
 cp "$dir/class.good" "$dir/data/class.txt"
 
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$dir/missing"
-assert_contains "$dir/err" "no class.txt found"
+assert_contains "$dir/err" "$dir/missing: no class.txt in this data folder (named by --data)"
+# A mistyped $NEWSCLS_DATA is an error, not a fall-back to data/thucnews or the shared data.
+NEWSCLS_DATA="$dir/typo" expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --out "$dir/model"
+assert_contains "$dir/err" "$dir/typo: no class.txt in this data folder (named by \$NEWSCLS_DATA)"
 
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --set no_such_key=1
 assert_contains "$dir/err" "config key 'no_such_key': unknown key"
+assert_contains "$dir/err" "known keys: "  # what would have been accepted
+assert_contains "$dir/err" "n_trees"
+# A failed SentencePiece training names the key that sizes it.
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --out "$dir/sw" \
+  --set subword=true --set subword_vocab_size=100
+assert_contains "$dir/err" "config key 'subword_vocab_size': SentencePiece training failed"
+# pretrain refuses a family without an encoder before reading any data.
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" pretrain --model fasttext --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --out "$dir/enc"
+assert_contains "$dir/err" "model family 'fasttext' has no encoder to pretrain"
+assert_not_contains "$dir/err" "pretraining a"
+# A negative --threads gets a short message (CLI11 printed a range up to DBL_MAX).
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --threads -1
+assert_contains "$dir/err" "not in range 0 to 4096"
+# A trailing blank line (and one between titles) is passed over, not "no tab".
+mkdir -p "$dir/blank" && cp "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny/"*.txt "$dir/blank/"
+printf '\n' >>"$dir/blank/train.txt" && sed -i '3s/^/\n/' "$dir/blank/dev.txt"
+"$NEWSCLS_BIN" train --model fasttext --data "$dir/blank" --out "$dir/blank_ft" --threads 1 --set epochs=1 >/dev/null 2>"$dir/err" ||
+  { cat "$dir/err" >&2; fail "train on files with blank lines"; }
 
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" info --model-dir "$dir"
 assert_contains "$dir/err" "not a newscls bundle"
@@ -74,6 +95,20 @@ assert_contains "$dir/err" "no attention weights"
 expect_exit 2 "$dir/err" "$NEWSCLS_BIN" eval --model-dir "$dir/ft" --data "$tiny" --dump-attention -3
 expect_exit 2 "$dir/err" "$NEWSCLS_BIN" attention --model-dir "$dir/ft" --input "$tiny/test.txt" --out "$dir/attn"
 [[ ! -e "$dir/attn" ]] || fail "a refused attention made $dir/attn"
+# predict --output creates its folder, as eval --out does.
+"$NEWSCLS_BIN" predict --model-dir "$dir/ft" --input "$tiny/test.txt" --output "$dir/new/sub/p.jsonl" 2>"$dir/err" ||
+  { cat "$dir/err" >&2; fail "predict into a new folder"; }
+assert_eq "$(wc -l <"$tiny/test.txt")" "$(wc -l <"$dir/new/sub/p.jsonl")" "predictions in a new folder"
+# Training again into a bundle replaces what newscls wrote there (an eval's dev/ too), but a
+# bundle holding the user's own files is refused: replacing the folder would delete them.
+"$NEWSCLS_BIN" eval --model-dir "$dir/ft" --data "$tiny" --split dev --out "$dir/ft/dev/metrics.json" >/dev/null 2>&1 || fail "eval into dev/"
+"$NEWSCLS_BIN" train --model fasttext --data "$tiny" --out "$dir/ft" --threads 1 --set epochs=2 >/dev/null 2>"$dir/err" ||
+  { cat "$dir/err" >&2; fail "train over a bundle with dev/"; }
+echo keep >"$dir/ft/mynotes.txt" && mkdir "$dir/ft/mine"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --data "$tiny" --out "$dir/ft" --threads 1 --set epochs=2
+assert_contains "$dir/err" "also holds what newscls did not write there (mine/, mynotes.txt)"
+assert_eq keep "$(cat "$dir/ft/mynotes.txt")" "the user's file in the bundle"
+rm -r "$dir/ft/mynotes.txt" "$dir/ft/mine"
 
 # Numbers out of range are usage errors, not wrapped (--seed -1 was 2^64-1) or ignored
 # (--min-score nan turned abstention off).

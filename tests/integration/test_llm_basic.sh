@@ -77,10 +77,13 @@ assert_eq 20 "$(server_stat "j['requests']")" "requests with limit=20"
 assert_eq 20 "$(json_get "$dir/limited/metrics.json" "j['count']")" "titles with limit=20"
 assert_eq "[2, 2, 2, 2, 2, 2, 2, 2, 2, 2]" \
   "$(json_get "$dir/limited/metrics.json" "[c['support'] for c in j['per_class'].values()]")" "per-class sample"
+# train's test figures are of a sample too, and say so (they did not).
+assert_contains "$dir/limit.err" "test: evaluating a sample of 20 of 40 titles (the bundle's limit)"
+assert_eq 40 "$(json_get "$dir/limited/metrics.json" "j['sampled_from']")" "train's sampled_from"
 # eval of a file samples it too, and says so.
 "$NEWSCLS_BIN" eval --model-dir "$dir/limited" --input "$dir/data/test.txt" --out "$dir/limited_eval/metrics.json" \
   >/dev/null 2>"$dir/limit_eval.err" || { cat "$dir/limit_eval.err"; fail "eval with limit"; }
-assert_contains "$dir/limit_eval.err" "evaluating a sample of 20 of 40 titles (the bundle's limit)"
+assert_contains "$dir/limit_eval.err" "eval: evaluating a sample of 20 of 40 titles (the bundle's limit)"
 assert_eq 20 "$(json_get "$dir/limited_eval/metrics.json" "j['count']")" "titles evaluated with limit=20"
 assert_eq 40 "$(json_get "$dir/limited_eval/metrics.json" "j['sampled_from']")" "sampled_from"
 

@@ -43,6 +43,15 @@ TEST(DataReader, NamesFileAndLineOfEachKindOfBadLine) {
   EXPECT_EQ(data_error_message(write_text(dir + "/none.txt", ""), 10), dir + "/none.txt: no usable lines");
 }
 
+TEST(DataReader, PassesOverBlankLinesAndKeepsLineNumbers) {
+  const std::string dir = scratch_dir();
+  const Dataset d = read_labeled_file(write_text(dir + "/blank.txt", "a\t1\n\n \r\nb\t0\n\n"), 2, {});
+  EXPECT_EQ(d.titles, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(d.skipped_lines, 0u);
+  EXPECT_EQ(data_error_message(write_text(dir + "/after.txt", "a\t1\n\nno tab\n"), 2),
+            dir + "/after.txt:3: no tab between title and label");
+}
+
 TEST(DataReader, SkipsAndCountsBadLinesWhenAsked) {
   const std::string path = write_text(scratch_dir() + "/mixed.txt", "a\t1\nbad\nb\t99\nc\t0\n");
   const Dataset d = read_labeled_file(path, 10, ReadOptions{true});
