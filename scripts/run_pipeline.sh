@@ -6,9 +6,16 @@
 # there instead, and --out DIR --resume continues an earlier run with the same settings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bin="${NEWSCLS_BUILD_DIR:-build}/apps/newscls/newscls"
+for arg in "$@"; do
+  if [[ $arg == -h || $arg == --help ]]; then
+    sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+    if [[ -x $bin ]]; then "$bin" pipeline --help; else echo "(build first, or run it without --help, for newscls pipeline's options)"; fi
+    exit 0
+  fi
+done
 scripts/setup.sh
 scripts/build.sh
-bin=build/apps/newscls/newscls
 run_dir=""
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
@@ -23,19 +30,27 @@ if [[ -z $run_dir ]]; then
 fi
 status=0
 "$bin" pipeline "$@" || status=$?
+# A usage error ran nothing and an interrupted run is not to be shown as a result; after a
+# failed stage, the stages that ran are still shown.
 if ((status != 0)); then
-  echo "run_pipeline: newscls pipeline exited $status: a stage failed or the run stopped (see $run_dir/pipeline.json)" >&2
-  [[ -d "$run_dir" ]] || exit "$status"
+  where=""
+  [[ -f "$run_dir/pipeline.json" ]] && where=" (see $run_dir/pipeline.json)"
+  echo "run_pipeline: newscls pipeline exited $status$where" >&2
+  ((status == 1)) && [[ -f "$run_dir/pipeline.json" ]] || exit "$status"
 fi
 
 examples=$(mktemp)
 trap 'rm -f "$examples"' EXIT
 printf '%s\n' "央行宣布下调金融机构存款准备金率" "湖人队加时险胜勇士 詹姆斯砍下40分" \
   "北京东三环新盘开盘 均价每平米六万" "新赛季电竞联赛今晚开幕" >"$examples"
-for stage_dir in "$run_dir"/*/; do
-  [[ -f "$stage_dir/manifest.json" ]] || continue
-  echo "== $(basename "$stage_dir")"
-  "$bin" predict --model-dir "$stage_dir" --input "$examples" --format tsv --log-level warn || true
+# The stages this run finished, as pipeline.json lists them (a bundle left by an earlier run is not one).
+done_stages=$(python3 -c 'import json, sys
+for s in json.load(open(sys.argv[1]))["stages"]:
+    if s.get("status") in ("done", "resumed"): print(s["stage"])' "$run_dir/pipeline.json")
+for stage in $done_stages; do
+  [[ -f "$run_dir/$stage/manifest.json" ]] || continue
+  echo "== $stage"
+  "$bin" predict --model-dir "$run_dir/$stage" --input "$examples" --format tsv --log-level warn || true
 done
-echo "report: $run_dir/report.html"
+[[ -f "$run_dir/report.html" ]] && echo "report: $run_dir/report.html"
 exit "$status"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what newscls needs from Debian 12's archive, idempotently: nothing is fetched
-# when every package is already there. `--bench` adds the peers the benchmarks compare with.
+# when every package is already there. `--bench` adds the peers the benchmarks compare with;
+# the options may come in any order.
 set -euo pipefail
 
 packages=(
@@ -22,13 +23,17 @@ packages=(
   # `newscls serve` (test_serve_*).
   time strace curl
 )
-if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(fasttext python3-sklearn python3-jieba python3-torch python3-numpy)
-fi
-# `--fuzz` (anywhere on the line) adds clang and its libFuzzer runtime for scripts/fuzz.sh.
-if [[ " $* " == *" --fuzz "* ]]; then
-  packages+=(clang libclang-rt-14-dev)
-fi
+# `--fuzz` adds clang and its libFuzzer runtime for scripts/fuzz.sh.
+for arg in "$@"; do
+  case "$arg" in
+    --bench) packages+=(fasttext python3-sklearn python3-jieba python3-torch python3-numpy) ;;
+    --fuzz) packages+=(clang libclang-rt-14-dev) ;;
+    -h | --help)
+      echo "usage: scripts/setup.sh [--bench] [--fuzz]: installs the Debian packages newscls needs (and the benchmarks' peers, the fuzzers' clang)"
+      exit 0 ;;
+    *) echo "setup: unknown argument '$arg' (--bench, --fuzz or --help)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -28,15 +28,17 @@ void setup_pipeline(CLI::App& app) {
                   "Compression stage after each stage whose family offers this method (newscls compress, "
                   "default settings); none to skip")
       ->capture_default_str();
-  cmd->add_option("--attention-titles", r->attention_titles, "Attention heatmaps shown in the report (families with attention)")
-      ->capture_default_str();
+  cmd->add_option("--attention-titles", r->attention_titles,
+                  "Attention heatmaps shown in the report (families with attention; at most 100)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{0}, std::size_t{100}));
   cmd->callback([r] {
     const PipelineSummary summary = run_pipeline(*r);
     for (const StageResult& s : summary.stages) {
       std::printf("%-10s %-8s %s\n", s.stage.c_str(), to_string(s.status), s.reason.c_str());
     }
     std::printf("report: %s/report.html\n", summary.run_dir.c_str());
-    if (summary.any_failed()) throw Error(ErrorKind::kData, "a stage failed (see above and pipeline.json)");
+    if (summary.any_failed()) throw Error(ErrorKind::kData, "a stage failed (see above and " + summary.run_dir + "/pipeline.json)");
   });
 }
 

@@ -18,7 +18,8 @@ const CLI::Validator& non_empty_path() {
 void add_data_option(CLI::App& cmd, std::string& data_dir) {
   cmd.add_option("--data", data_dir,
                  "Data directory with train/dev/test.txt and class.txt "
-                 "(default: $NEWSCLS_DATA, else data/thucnews, else ../shared/data/thucnews)");
+                 "(default: $NEWSCLS_DATA, else data/thucnews, else ../shared/data/thucnews)")
+      ->check(non_empty_path());  // --data "$UNSET" must not fall back to other data
 }
 
 // CLI11 reads "-1" into an unsigned as 2^64-1 and clamps what overflows: digits only.

@@ -65,6 +65,13 @@ class BundleWriter {
   bool committed_ = false;
 };
 
+// Whether path is a file of whatever bundle holds it (a cascade's members are bundles inside
+// its folder): its manifest.json or a payload that manifest lists.
+bool is_bundle_file(const std::string& path);
+// Refuses (UsageError) an output file that would replace a bundle's file, or a file of the
+// bundle in bundle_dir however it is named (a link): the bundle would no longer load.
+void refuse_output_over_bundle(const std::string& option, const std::string& output, const std::string& bundle_dir);
+
 class Bundle {
  public:
   static Bundle open(const std::string& dir);

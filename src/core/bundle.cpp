@@ -45,15 +45,55 @@ bool is_bundle_or_empty(const std::string& dir) {
   return fs::exists(fs::path(dir) / "manifest.json", ec) || fs::is_empty(dir, ec);
 }
 
-// What newscls writes into a bundle folder beside its payloads: train's and eval's files, a
-// compression report and its figures, a cascade's members, compress's dev/ evaluation, eval's
-// attention/ dumps. A temporary file of an interrupted write counts as its target.
-bool written_by_newscls(const std::string& name, const std::map<std::string, std::string>& payloads) {
-  static const char* const kKnown[] = {"manifest.json",     "metrics.json",   "confusion.svg",  "reliability.svg",
-                                       "risk_coverage.svg", "predictions.tsv", "compression.json", "head_importance.svg",
-                                       "prune_dev_accuracy.svg", "members", "dev", "attention"};
-  const std::string base = name.substr(0, name.find(".tmp."));
-  return payloads.count(base) > 0 || std::find(std::begin(kKnown), std::end(kKnown), base) != std::end(kKnown);
+// "x.tmp.<pid>": a temporary file of an interrupted write counts as its target x.
+std::string without_temp_suffix(const std::string& name) {
+  const std::size_t at = name.rfind(".tmp.");
+  if (at == std::string::npos || at + 5 == name.size()) return name;
+  const bool digits = std::all_of(name.begin() + static_cast<std::ptrdiff_t>(at + 5), name.end(),
+                                  [](char c) { return c >= '0' && c <= '9'; });
+  return digits ? name.substr(0, at) : name;
+}
+
+// An attention dump's files: "12.json", "12.npy", "12.html", its index, a staging folder.
+bool is_dump_entry(const std::string& name) {
+  if (name == "dumps.json" || name.rfind(".dumping.", 0) == 0) return true;
+  const std::size_t dot = name.find('.');
+  const std::string stem = name.substr(0, dot), ext = dot == std::string::npos ? "" : name.substr(dot);
+  return !stem.empty() && std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+         (ext == ".json" || ext == ".npy" || ext == ".html");
+}
+
+bool is_eval_file(const std::string& name) {
+  static const char* const kEval[] = {"metrics.json", "confusion.svg", "reliability.svg", "risk_coverage.svg",
+                                      "predictions.tsv"};
+  return std::find(std::begin(kEval), std::end(kEval), name) != std::end(kEval);
+}
+
+// Adds to `foreign` what in folder `dir` (shown as `shown`) newscls did not write: at a bundle's
+// top its payloads, train's and eval's files, a compression report and its figures, a cascade's
+// members, compress's dev/ evaluation and eval's attention/ dumps; inside dev/ and attention/,
+// only what eval and a dump write there.
+void list_foreign(const fs::path& dir, const std::string& shown, const std::map<std::string, std::string>* payloads,
+                  std::vector<std::string>& foreign) {
+  static const char* const kTop[] = {"manifest.json", "compression.json", "head_importance.svg", "prune_dev_accuracy.svg",
+                                     "members"};
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = without_temp_suffix(e.path().filename().string());
+    const bool folder = e.is_directory(ec);
+    const bool top = payloads != nullptr, in_attention = dir.filename() == "attention";
+    if (in_attention ? is_dump_entry(name) : is_eval_file(name)) continue;
+    if (!in_attention && folder && name == "attention") {
+      list_foreign(e.path(), shown + name + "/", nullptr, foreign);
+      continue;
+    }
+    if (top && folder && name == "dev") {
+      list_foreign(e.path(), shown + name + "/", nullptr, foreign);
+      continue;
+    }
+    if (top && (payloads->count(name) > 0 || std::find(std::begin(kTop), std::end(kTop), name) != std::end(kTop))) continue;
+    foreign.push_back(shown + e.path().filename().string() + (folder ? "/" : ""));
+  }
 }
 
 // Replacing a bundle replaces its folder: files the user put there would go with it.
@@ -62,24 +102,43 @@ void refuse_foreign_entries(const std::string& dir) {
   try {
     manifest = Bundle::read_manifest(dir);
   } catch (const Error&) {
-    return;  // a broken bundle: what it lists is unknown, and replacing it is the mend
+    // Not a readable newscls manifest: none of its names count as payloads.
   }
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (!written_by_newscls(name, manifest.payloads)) names.push_back(name + (e.is_directory(ec) ? "/" : ""));
-  }
-  std::sort(names.begin(), names.end());
-  std::string foreign;
-  for (const std::string& name : names) foreign += (foreign.empty() ? "" : ", ") + name;
-  if (!foreign.empty()) {
-    throw IoError(dir, "is a bundle that also holds what newscls did not write there (" + foreign +
-                           "); replacing the bundle would delete it: move it, or choose another --out");
-  }
+  std::vector<std::string> foreign;
+  list_foreign(dir, "", &manifest.payloads, foreign);
+  if (foreign.empty()) return;
+  std::sort(foreign.begin(), foreign.end());
+  constexpr std::size_t kShown = 10;
+  std::string names;
+  for (std::size_t i = 0; i < std::min(foreign.size(), kShown); ++i) names += (i == 0 ? "" : ", ") + foreign[i];
+  if (foreign.size() > kShown) names += " and " + std::to_string(foreign.size() - kShown) + " more";
+  throw IoError(dir, "holds files a new bundle would not keep (" + names +
+                         "); replacing the bundle would delete them: move them, or choose another --out");
 }
 
 }  // namespace
+
+bool is_bundle_file(const std::string& path) {
+  const fs::path folder = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!fs::exists(folder / "manifest.json", ec)) return false;
+  const std::string name = fs::path(path).filename().string();
+  if (name == "manifest.json") return true;
+  try {
+    return Bundle::read_manifest(folder.empty() ? "." : folder.string()).payloads.count(name) > 0;
+  } catch (const Error&) {
+    return false;  // not a readable bundle: nothing of one to protect
+  }
+}
+
+void refuse_output_over_bundle(const std::string& option, const std::string& output, const std::string& bundle_dir) {
+  if (output == "-") return;
+  std::vector<std::string> files{bundle_dir + "/manifest.json"};
+  for (const auto& payload : Bundle::read_manifest(bundle_dir).payloads) files.push_back(bundle_dir + "/" + payload.first);
+  bool replaces = is_bundle_file(output);
+  for (const std::string& f : files) replaces = replaces || same_file(output, f);
+  if (replaces) throw UsageError(option + " " + output + " is a file of a model bundle; write to another file");
+}
 
 nlohmann::json manifest_to_json(const Manifest& m) {
   nlohmann::json payloads = nlohmann::json::object();

@@ -13,6 +13,7 @@
 #include "newscls/atomic_file.h"
 #include "newscls/bundle.h"
 #include "newscls/compress_workflow.h"
+#include "newscls/config.h"
 #include "newscls/registry.h"
 #include "newscls/sha256.h"
 #include "newscls/stopwatch.h"
@@ -283,6 +284,8 @@ void check_settings(const PipelineRequest& request, PlannedStage& stage) {
     stage.calibrate = calibrate_setting(train.config_file, train.overrides);
   } catch (const ConfigError& e) {
     throw UsageError("stage " + stage.name + ": " + e.what());
+  } catch (const IoError& e) {  // the stage's --config-dir file is not valid JSON
+    throw UsageError("stage " + stage.name + ": " + e.what());
   }
 }
 
@@ -323,14 +326,35 @@ PlannedStage plan_stage(const PipelineRequest& request, const std::vector<std::s
 void check_other_overrides(const PipelineRequest& request, const std::vector<std::string>& stages) {
   for (const std::string& family : known_families()) {
     const std::vector<std::string> mine = overrides_for_stage(request.overrides, family);
-    if (mine.empty() || std::find(stages.begin(), stages.end(), family) != stages.end()) continue;
+    const std::string config_file = train_request(request, family, "").config_file;
+    if ((mine.empty() && config_file.empty()) || std::find(stages.begin(), stages.end(), family) != stages.end()) continue;
     try {
-      build_config(family, "", mine);
-      calibrate_setting(mine);
+      if (!config_file.empty()) read_config_file(config_file);
+    } catch (const IoError& e) {  // not valid JSON
+      throw UsageError("stage " + family + " (not in --stages): " + e.what());
+    }
+    try {
+      build_config(family, config_file, mine);
+      calibrate_setting(config_file, mine);
     } catch (const ConfigError& e) {
       throw UsageError("stage " + family + " (not in --stages): " + e.what());
     } catch (const IoError& e) {
       spdlog::warn("pipeline --set {}.*: not checked, the family cannot be loaded: {}", family, e.what());
+    }
+  }
+}
+
+// A --config-dir file is <stage>.json: another name ("fastext.json") would be ignored.
+void check_config_dir(const std::string& config_dir) {
+  if (config_dir.empty()) return;
+  if (!fs::is_directory(config_dir)) throw UsageError("pipeline --config-dir " + config_dir + ": no such folder");
+  const std::vector<std::string> families = known_families();
+  for (const fs::directory_entry& e : fs::directory_iterator(config_dir)) {
+    if (e.path().extension() != ".json") continue;
+    const std::string stem = e.path().stem().string();
+    if (std::find(families.begin(), families.end(), stem) == families.end()) {
+      throw UsageError("pipeline --config-dir: " + e.path().string() + " names no stage (expected <stage>.json, one of " +
+                       fmt::format("{}", fmt::join(families, ", ")) + ")");
     }
   }
 }
@@ -341,16 +365,20 @@ std::vector<PlannedStage> plan_run(const PipelineRequest& request, const std::st
   check_stages_distinct(stages);
   for (const std::string& stage : stages) find_family(stage);  // an unknown or unloadable stage stops here
   check_compress_method(request.compress, stages);
+  check_config_dir(request.config_dir);
   check_other_overrides(request, stages);
   if (fs::exists(run_dir + "/manifest.json")) {
     throw UsageError("pipeline --out " + run_dir + " is a model bundle (it holds manifest.json); a run folder " +
                      "holds a bundle per stage: name another folder");
   }
-  if (!request.config_dir.empty() && !fs::is_directory(request.config_dir)) {
-    throw UsageError("pipeline --config-dir " + request.config_dir + ": no such folder");
-  }
+  resolve_data_dir(request.data_dir);  // a missing data folder is said once, not by every stage
   std::vector<PlannedStage> plan;
   for (std::size_t i = 0; i < stages.size(); ++i) plan.push_back(plan_stage(request, stages, i, run_dir));
+  // A stage folder a new bundle could not replace is found now, not after the stages before it.
+  for (const PlannedStage& stage : plan) {
+    BundleWriter::check_target(stage.dir);
+    if (offers(stage.name, request.compress)) BundleWriter::check_target(stage.dir + "-" + request.compress);
+  }
   return plan;
 }
 
@@ -408,7 +436,17 @@ PipelineSummary run_pipeline(const PipelineRequest& request) {
     spdlog::info("stage {}: {}{}{}", r.stage, to_string(r.status), r.reason.empty() ? "" : ": ", r.reason);
     write_status(summary.run_dir, summary.stages);
     outcomes[r.stage] = r.status;
-    if (r.status != StageStatus::kDone && r.status != StageStatus::kResumed) continue;
+    if (r.status != StageStatus::kDone && r.status != StageStatus::kResumed) {
+      if (offers(r.stage, request.compress)) {  // its compression stage is listed, skipped, not dropped
+        summary.stages.push_back({r.stage + "-" + request.compress, StageStatus::kSkipped,
+                                  "it reads " + r.stage + ", which " +
+                                      (r.status == StageStatus::kFailed ? "failed" : "was skipped") + " in this run",
+                                  0});
+        spdlog::info("stage {}: skipped: {}", summary.stages.back().stage, summary.stages.back().reason);
+        write_status(summary.run_dir, summary.stages);
+      }
+      continue;
+    }
     const bool resumed = r.status == StageStatus::kResumed;
     if (std::optional<StageResult> c = run_compression(request, plan[i].name, summary.run_dir, resumed, data)) {
       spdlog::info("stage {}: {}{}{}", c->stage, to_string(c->status), c->reason.empty() ? "" : ": ", c->reason);

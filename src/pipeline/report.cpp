@@ -72,6 +72,14 @@ std::vector<std::string> table_row(const StageFacts& s) {
 const std::vector<std::string> kColumns = {"stage", "status", "accuracy", "macro-F1", "ECE", "train (compress) s",
                                            "predict titles/s", "bundle", "cost"};
 
+// What the main table's columns measure, under it in both reports.
+constexpr const char* kColumnsNote =
+    "Accuracy, macro-F1 and ECE (15 equal-width bins, after the stage's temperature scaling) are on the test "
+    "split. Train (compress) s: wall seconds of training, or for a compression stage of compressing. Predict "
+    "titles/s: the rate of the test evaluation inside the process (the model alone, batched; no start-up or file "
+    "reading, so `newscls predict` end to end is slower). Bundle: the payloads' size on disk. Cost: the LLM "
+    "requests' estimated cost in USD, where a stage makes any.";
+
 const std::vector<std::string> kCompressionColumns = {"stage", "method", "parameters", "bundle MB", "dev accuracy",
                                                       "dev macro-F1", "test accuracy", "test macro-F1",
                                                       "predict titles/s", "settings"};
@@ -242,6 +250,7 @@ std::string markdown(const std::vector<StageFacts>& stages, const std::vector<Di
   std::vector<std::vector<std::string>> rows;
   for (const StageFacts& s : stages) rows.push_back(table_row(s));
   md += md_table(kColumns, rows);
+  md += std::string("\n") + kColumnsNote + "\n";
   const std::vector<std::vector<std::string>> compressed = compression_rows(stages);
   if (!compressed.empty()) {
     md += "\n## Compression\n\nBefore -> after; titles/s of `predict` on the same dev titles in one run.\n\n" +
@@ -293,6 +302,10 @@ std::string html(const std::vector<StageFacts>& stages, const std::vector<Disagr
   std::vector<std::vector<std::string>> rows;
   for (const StageFacts& s : stages) rows.push_back(table_row(s));
   h += html_table(kColumns, rows);
+  h += "<p>" + xml_escape(kColumnsNote) + "</p>\n";
+  h += "<p>Calibration: reliability diagrams are below and in <code>&lt;stage&gt;/reliability.svg</code>; the "
+       "risk-coverage curve shows each stage's accuracy on the titles it answers when the least confident are left "
+       "unanswered.</p>\n";
   const std::vector<std::vector<std::string>> compressed = compression_rows(stages);
   if (!compressed.empty()) {
     h += "<h2>Compression</h2>\n<p>Before -&gt; after; titles/s of <code>predict</code> on the same dev titles in one "

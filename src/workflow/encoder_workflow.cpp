@@ -1,11 +1,13 @@
 #include "newscls/encoder_workflow.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "newscls/atomic_file.h"
+#include "newscls/bundle.h"
 #include "newscls/data.h"
 #include "newscls/error.h"
 #include "newscls/interrupt.h"
@@ -36,6 +38,9 @@ std::size_t run_embed(const EmbedRequest& r) {
   auto model = load_classifier(r.model_dir);
   model->set_threads(r.threads > 0 ? r.threads : default_thread_count());
   refuse_output_over_input(r.output, r.input);
+  refuse_output_over_bundle("--output", r.output, r.model_dir);
+  const std::string folder = r.output == "-" ? "" : std::filesystem::path(r.output).parent_path().string();
+  if (!folder.empty()) make_directories(folder);  // as predict and eval --out do
   TitleReader reader(r.input);
   AtomicOutputFile out(r.output);
   constexpr std::size_t kBatch = 256;

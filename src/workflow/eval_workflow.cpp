@@ -1,8 +1,11 @@
 #include "newscls/workflow.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -231,19 +234,12 @@ void write_eval_files(const std::string& metrics_path, const EvalOutcome& outcom
 
 namespace {
 
-// A file of whatever bundle holds it (a cascade's members are bundles inside its folder):
-// its manifest.json or a payload that manifest lists.
-bool is_bundle_file(const std::string& path) {
-  const fs::path folder = fs::path(path).parent_path();
-  std::error_code ec;
-  if (!fs::exists(folder / "manifest.json", ec)) return false;
-  const std::string name = fs::path(path).filename().string();
-  if (name == "manifest.json") return true;
-  try {
-    return Bundle::read_manifest(folder.empty() ? "." : folder.string()).payloads.count(name) > 0;
-  } catch (const Error&) {
-    return false;  // not a readable bundle: nothing of one to protect
-  }
+// The figures' caption: the family, and the bundle's folder name where it says more
+// ("bert (bert-quantize)": a compressed copy's figures are not its source's).
+std::string caption_of(const Bundle& bundle, const std::string& family) {
+  std::string name = fs::path(bundle.dir()).filename().string();
+  if (name.empty()) name = fs::path(bundle.dir()).parent_path().filename().string();  // "dir/"
+  return name.empty() || name == family || name == "." ? family : family + " (" + name + ")";
 }
 
 // Before any work: a file eval would write must not be one it reads (the labelled input, the
@@ -328,9 +324,21 @@ namespace {
 struct StagingFolder {
   std::string path;
   explicit StagingFolder(const std::string& dir) : path(dir + "/.dumping." + std::to_string(::getpid())) {
-    std::error_code ec;
-    fs::remove_all(path, ec);
+    remove_abandoned(dir);
     make_directories(path);
+  }
+  // Staging folders of runs killed outright (SIGKILL), whose process is gone, and this pid's.
+  static void remove_abandoned(const std::string& dir) {
+    const std::string prefix = ".dumping.";
+    std::error_code ec;
+    std::vector<fs::path> gone;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind(prefix, 0) != 0) continue;
+      const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+      if (pid <= 0 || pid == ::getpid() || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) gone.push_back(e.path());
+    }
+    for (const fs::path& p : gone) fs::remove_all(p, ec);
   }
   ~StagingFolder() {
     std::error_code ec;
@@ -419,7 +427,7 @@ EvalRun run_eval(const EvalRequest& r) {
   if (r.min_score >= 0) metrics["abstention"] = abstention_json(selective_of(outcome, r.min_score));
   name_stages(metrics, bundle.manifest().training);
   write_eval_files(out, outcome, metrics, data, labels,
-                   model->family() + " on " + std::filesystem::path(path).filename().string());
+                   caption_of(bundle, model->family()) + " on " + std::filesystem::path(path).filename().string());
   if (r.dump_attention > 0) dump_attention_of(*model, data, outcome, r.dump_attention, out_dir + "/attention");
   return {model->family(), path, outcome.metrics, metrics};
 }

@@ -113,7 +113,14 @@ for cmd in predict embed; do
   expect_exit 2 "$dir/err" "$NEWSCLS_BIN" $cmd --model-dir "$dir/model" --input "$dir/same.txt" --output "$dir/./same.txt"
   assert_contains "$dir/err" "is the --input file"
   cmp -s "$dir/titles.txt" "$dir/same.txt" || fail "$cmd replaced its input"
+  # Nor may it replace a file of a bundle (the one it reads, or another): it would no longer load.
+  for file in "$dir/model/weights.bin" "$dir/model/./manifest.json" "$dir/model2/vocab.bin"; do
+    expect_exit 2 "$dir/err" "$NEWSCLS_BIN" $cmd --model-dir "$dir/model" --input "$dir/titles.txt" --output "$file"
+    assert_contains "$dir/err" "is a file of a model bundle"
+  done
 done
+"$NEWSCLS_BIN" info --model-dir "$dir/model" >/dev/null && "$NEWSCLS_BIN" info --model-dir "$dir/model2" >/dev/null ||
+  fail "a refused --output touched a bundle"
 # pretrain's encoder is for --init: the commands that need a model say how to make one.
 for cmd in predict embed; do
   expect_exit 1 "$dir/err" "$NEWSCLS_BIN" $cmd --model-dir "$dir/encoder" --input "$dir/titles.txt"

@@ -106,9 +106,21 @@ assert_eq "$(wc -l <"$tiny/test.txt")" "$(wc -l <"$dir/new/sub/p.jsonl")" "predi
   { cat "$dir/err" >&2; fail "train over a bundle with dev/"; }
 echo keep >"$dir/ft/mynotes.txt" && mkdir "$dir/ft/mine"
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --data "$tiny" --out "$dir/ft" --threads 1 --set epochs=2
-assert_contains "$dir/err" "also holds what newscls did not write there (mine/, mynotes.txt)"
+assert_contains "$dir/err" "holds files a new bundle would not keep (mine/, mynotes.txt)"
 assert_eq keep "$(cat "$dir/ft/mynotes.txt")" "the user's file in the bundle"
 rm -r "$dir/ft/mynotes.txt" "$dir/ft/mine"
+# Inside dev/ and attention/ only eval's and a dump's files count as newscls's.
+mkdir -p "$dir/ft/attention" "$dir/ft/dev" && echo keep >"$dir/ft/dev/notes.txt" && echo keep >"$dir/ft/attention/notes.txt"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --data "$tiny" --out "$dir/ft" --threads 1 --set epochs=2
+assert_contains "$dir/err" "(attention/notes.txt, dev/notes.txt)"
+rm -r "$dir/ft/dev" "$dir/ft/attention"
+# A folder whose manifest.json is not newscls's (another program's) is not a bundle to replace.
+mkdir -p "$dir/app/src" && echo '{"name":"my-web-app"}' >"$dir/app/manifest.json" && echo keep >"$dir/app/src/index.js"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --data "$tiny" --out "$dir/app" --threads 1 --set epochs=2
+assert_contains "$dir/err" "holds files a new bundle would not keep (src/)"
+assert_eq keep "$(cat "$dir/app/src/index.js")" "another program's file"
+# --data "" (an unset variable) is refused, not read as "look elsewhere".
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --data "" --out "$dir/x"
 
 # Numbers out of range are usage errors, not wrapped (--seed -1 was 2^64-1) or ignored
 # (--min-score nan turned abstention off).

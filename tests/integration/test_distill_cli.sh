@@ -64,6 +64,8 @@ assert_eq "[] 0.0" "$(json_get "$dir/student2/manifest.json" '"%s %s" % (j["conf
   --speed-titles 20 >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "compress --method quantize"; }
 assert_eq False "$(json_get "$dir/q8/metrics.json" '"test_accuracy" in j["training"]')" \
   "the source's test accuracy in the int8 bundle's metrics.json"
+# Its figures are captioned as its own ("bert (q8) on test.txt"), not its source's ("bert").
+assert_contains "$dir/q8/confusion.svg" "bert (q8) on test.txt"
 # Teachers: weights must be finite numbers (nan crashed the run after writing a bundle), and
 # a teacher trained on the classes in another order is refused before any work.
 expect_exit 1 "$dir/err" "$bin" compress --model-dir "$dir/teacher" --method distill --out "$dir/bad" --data "$dir/data" \

@@ -24,6 +24,25 @@ refused "stage cascade reads tfidf-rf" --stages cascade,tfidf-rf,fasttext --set 
 refused "stage tfidf-rf: config key 'n_trees'" --stages fasttext,tfidf-rf --set tfidf-rf.n_trees=-3
 refused "stage tfidf-rf (not in --stages): config key 'nosuch'" --stages fasttext --set tfidf-rf.nosuch=1
 refused "stage tfidf-rf (not in --stages): config key 'calibrate'" --stages fasttext --set tfidf-rf.calibrate=maybe
+refused "--attention-titles" --stages fasttext --attention-titles -1
+# --config-dir: a file named after no stage would be ignored; bad JSON or an unknown key is the
+# request's fault, for a stage not in --stages too.
+mkdir -p "$dir/cfg" && echo '{"dim": 20}' >"$dir/cfg/fastext.json"
+refused "$dir/cfg/fastext.json names no stage" --stages fasttext --config-dir "$dir/cfg"
+rm "$dir/cfg/fastext.json" && printf '{"dim": 20,\n' >"$dir/cfg/fasttext.json"
+refused "stage fasttext: $dir/cfg/fasttext.json: not valid JSON" --stages fasttext --config-dir "$dir/cfg"
+rm "$dir/cfg/fasttext.json" && echo '[1, 2]' >"$dir/cfg/tfidf-rf.json"
+refused "stage tfidf-rf (not in --stages)" --stages fasttext --config-dir "$dir/cfg"
+rm "$dir/cfg/tfidf-rf.json"
+# A data folder without class.txt is said once, before any stage (each stage failed on it).
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" pipeline --data "$dir/nodata" --out "$dir/run" --stages tfidf-rf,fasttext
+assert_eq 1 "$(grep -c 'class.txt' "$dir/err")" "lines naming the missing class.txt"
+[[ ! -e "$dir/run" ]] || fail "the run folder was made for missing data"
+# A stage folder holding the user's files is refused before the stages before it train.
+mkdir -p "$dir/run2/fasttext" && echo '{}' >"$dir/run2/fasttext/manifest.json" && echo note >"$dir/run2/fasttext/NOTES.md"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run2" --stages tfidf-rf,fasttext
+assert_contains "$dir/err" "NOTES.md"
+[[ ! -e "$dir/run2/tfidf-rf" ]] || fail "tfidf-rf trained before the refusal"
 
 mkdir -p "$dir/bundle" && echo '{}' >"$dir/bundle/manifest.json"
 expect_exit 2 "$dir/err" "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/bundle" --stages tfidf-rf
