@@ -246,6 +246,20 @@ void record_test_figures(const std::string& dir, const Metrics* test) {
   write_file_atomic(dir + "/manifest.json", manifest_to_json(manifest).dump(2) + "\n");
 }
 
+// The compressed bundle is written first, then calibrated, measured and reported on: a run
+// stopped or failing before its compression.json leaves no bundle that looks finished (it
+// would load uncalibrated for its data, its test figures missing).
+struct RemovedUnlessFinished {
+  std::string dir;
+  bool finished = false;
+  ~RemovedUnlessFinished() {
+    if (finished) return;
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    spdlog::warn("compress stopped before its report: the unfinished bundle {} was removed", dir);
+  }
+};
+
 // Returns the new bundle's dev and test accuracy and macro-F1 from these evaluations.
 nlohmann::json calibrate_and_evaluate(const CompressOptions& o, int threads) {
   EvalRequest dev;
@@ -352,6 +366,7 @@ nlohmann::json run_compress(const CompressOptions& o) {
   const Stopwatch watch;
   nlohmann::json teachers;
   const nlohmann::json facts = family.compress(request_for(o, splits, threads, unlabelled, teachers));
+  RemovedUnlessFinished bundle_in_progress{o.out_dir};
   const double compress_seconds = watch.seconds();
   const nlohmann::json after_accuracies = calibrate_and_evaluate(o, threads);
 
@@ -372,6 +387,7 @@ nlohmann::json run_compress(const CompressOptions& o) {
   report["size_ratio"] = report["before"]["bundle_mb"].get<double>() /
                          std::max(report["after"]["bundle_mb"].get<double>(), 1e-9);
   write_file_atomic(o.out_dir + "/compression.json", report.dump(2) + "\n");
+  bundle_in_progress.finished = true;
   return report;
 }
 

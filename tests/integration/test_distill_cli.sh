@@ -66,6 +66,17 @@ assert_eq False "$(json_get "$dir/q8/metrics.json" '"test_accuracy" in j["traini
   "the source's test accuracy in the int8 bundle's metrics.json"
 # Its figures are captioned as its own ("bert (q8) on test.txt"), not its source's ("bert").
 assert_contains "$dir/q8/confusion.svg" "bert (q8) on test.txt"
+# SIGINT once the int8 bundle is written but before it is calibrated and reported on: exit 130
+# and no bundle left (one was, uncalibrated, without compression.json, and loaded).
+make_slice "$dir/full" 200 1
+"$bin" compress --model-dir "$dir/pruned" --method quantize --out "$dir/q8int" --data "$dir/full" --threads 1 \
+  >/dev/null 2>"$dir/int.err" &
+pid=$!
+for _ in $(seq 1200); do [[ -e "$dir/q8int/manifest.json" ]] && break; sleep 0.025; done
+kill -INT "$pid"
+set +e; wait "$pid"; rc=$?; set -e
+assert_eq 130 "$rc" "compress's exit code after SIGINT"
+[[ ! -e "$dir/q8int" ]] || fail "an interrupted compress left $(ls "$dir/q8int" | tr '\n' ' ')"
 # Teachers: weights must be finite numbers (nan crashed the run after writing a bundle), and
 # a teacher trained on the classes in another order is refused before any work.
 expect_exit 1 "$dir/err" "$bin" compress --model-dir "$dir/teacher" --method distill --out "$dir/bad" --data "$dir/data" \
