@@ -28,19 +28,21 @@ if [[ -z $run_dir ]]; then
   run_dir="runs/$(date +%Y%m%d-%H%M%S)"
   set -- --out "$run_dir" "$@"
 fi
+examples=$(mktemp)
+started=$(mktemp)  # files older than this are an earlier run's
+trap 'rm -f "$examples" "$started"' EXIT
 status=0
 "$bin" pipeline "$@" || status=$?
-# A usage error ran nothing and an interrupted run is not to be shown as a result; after a
-# failed stage, the stages that ran are still shown.
+# A run refused or interrupted is not shown as a result; after a failed stage, the stages that
+# ran are still shown. Only this run's pipeline.json counts (with --out, one may be older).
+this_run=false
+[[ "$run_dir/pipeline.json" -nt "$started" ]] && this_run=true
 if ((status != 0)); then
   where=""
-  [[ -f "$run_dir/pipeline.json" ]] && where=" (see $run_dir/pipeline.json)"
+  $this_run && where=" (see $run_dir/pipeline.json)"
   echo "run_pipeline: newscls pipeline exited $status$where" >&2
-  ((status == 1)) && [[ -f "$run_dir/pipeline.json" ]] || exit "$status"
+  ((status == 1)) && $this_run || exit "$status"
 fi
-
-examples=$(mktemp)
-trap 'rm -f "$examples"' EXIT
 printf '%s\n' "央行宣布下调金融机构存款准备金率" "湖人队加时险胜勇士 詹姆斯砍下40分" \
   "北京东三环新盘开盘 均价每平米六万" "新赛季电竞联赛今晚开幕" >"$examples"
 # The stages this run finished, as pipeline.json lists them (a bundle left by an earlier run is not one).
@@ -52,5 +54,5 @@ for stage in $done_stages; do
   echo "== $stage"
   "$bin" predict --model-dir "$run_dir/$stage" --input "$examples" --format tsv --log-level warn || true
 done
-[[ -f "$run_dir/report.html" ]] && echo "report: $run_dir/report.html"
+[[ "$run_dir/report.html" -nt "$started" ]] && echo "report: $run_dir/report.html"
 exit "$status"

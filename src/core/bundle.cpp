@@ -74,21 +74,21 @@ bool is_eval_file(const std::string& name) {
 // members, compress's dev/ evaluation and eval's attention/ dumps; inside dev/ and attention/,
 // only what eval and a dump write there.
 void list_foreign(const fs::path& dir, const std::string& shown, const std::map<std::string, std::string>* payloads,
-                  std::vector<std::string>& foreign) {
+                  bool in_attention, std::vector<std::string>& foreign) {
   static const char* const kTop[] = {"manifest.json", "compression.json", "head_importance.svg", "prune_dev_accuracy.svg",
                                      "members"};
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     const std::string name = without_temp_suffix(e.path().filename().string());
     const bool folder = e.is_directory(ec);
-    const bool top = payloads != nullptr, in_attention = dir.filename() == "attention";
+    const bool top = payloads != nullptr;
     if (in_attention ? is_dump_entry(name) : is_eval_file(name)) continue;
     if (!in_attention && folder && name == "attention") {
-      list_foreign(e.path(), shown + name + "/", nullptr, foreign);
+      list_foreign(e.path(), shown + name + "/", nullptr, true, foreign);
       continue;
     }
     if (top && folder && name == "dev") {
-      list_foreign(e.path(), shown + name + "/", nullptr, foreign);
+      list_foreign(e.path(), shown + name + "/", nullptr, false, foreign);
       continue;
     }
     if (top && (payloads->count(name) > 0 || std::find(std::begin(kTop), std::end(kTop), name) != std::end(kTop))) continue;
@@ -99,19 +99,25 @@ void list_foreign(const fs::path& dir, const std::string& shown, const std::map<
 // Replacing a bundle replaces its folder: files the user put there would go with it.
 void refuse_foreign_entries(const std::string& dir) {
   Manifest manifest;
+  std::string unreadable;
   try {
     manifest = Bundle::read_manifest(dir);
-  } catch (const Error&) {
-    // Not a readable newscls manifest: none of its names count as payloads.
+  } catch (const Error& e) {
+    unreadable = e.what();  // another program's manifest.json, or a broken or newer bundle's
   }
   std::vector<std::string> foreign;
-  list_foreign(dir, "", &manifest.payloads, foreign);
+  list_foreign(dir, "", &manifest.payloads, false, foreign);
   if (foreign.empty()) return;
   std::sort(foreign.begin(), foreign.end());
   constexpr std::size_t kShown = 10;
   std::string names;
   for (std::size_t i = 0; i < std::min(foreign.size(), kShown); ++i) names += (i == 0 ? "" : ", ") + foreign[i];
   if (foreign.size() > kShown) names += " and " + std::to_string(foreign.size() - kShown) + " more";
+  if (!unreadable.empty()) {
+    throw IoError(dir, "newscls cannot read its manifest.json (" + unreadable +
+                           "), and it holds files a new bundle would not keep (" + names +
+                           "); delete the folder if it is a broken or older bundle, else choose another --out");
+  }
   throw IoError(dir, "holds files a new bundle would not keep (" + names +
                          "); replacing the bundle would delete them: move them, or choose another --out");
 }
@@ -135,7 +141,9 @@ void refuse_output_over_bundle(const std::string& option, const std::string& out
   if (output == "-") return;
   std::vector<std::string> files{bundle_dir + "/manifest.json"};
   for (const auto& payload : Bundle::read_manifest(bundle_dir).payloads) files.push_back(bundle_dir + "/" + payload.first);
-  bool replaces = is_bundle_file(output);
+  std::error_code ec;
+  const fs::path resolved = fs::weakly_canonical(fs::absolute(output, ec), ec);  // a link to another bundle's file
+  bool replaces = is_bundle_file(output) || (!ec && is_bundle_file(resolved.string()));
   for (const std::string& f : files) replaces = replaces || same_file(output, f);
   if (replaces) throw UsageError(option + " " + output + " is a file of a model bundle; write to another file");
 }

@@ -375,7 +375,8 @@ std::vector<PlannedStage> plan_run(const PipelineRequest& request, const std::st
   std::vector<PlannedStage> plan;
   for (std::size_t i = 0; i < stages.size(); ++i) plan.push_back(plan_stage(request, stages, i, run_dir));
   // A stage folder a new bundle could not replace is found now, not after the stages before it.
-  for (const PlannedStage& stage : plan) {
+  // Under --resume a kept stage replaces nothing; one trained again is checked when it trains.
+  for (const PlannedStage& stage : request.resume ? std::vector<PlannedStage>{} : plan) {
     BundleWriter::check_target(stage.dir);
     if (offers(stage.name, request.compress)) BundleWriter::check_target(stage.dir + "-" + request.compress);
   }

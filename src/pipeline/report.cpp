@@ -74,8 +74,8 @@ const std::vector<std::string> kColumns = {"stage", "status", "accuracy", "macro
 
 // What the main table's columns measure, under it in both reports.
 constexpr const char* kColumnsNote =
-    "Accuracy, macro-F1 and ECE (15 equal-width bins, after the stage's temperature scaling) are on the test "
-    "split. Train (compress) s: wall seconds of training, or for a compression stage of compressing. Predict "
+    "Accuracy, macro-F1 and ECE (15 equal-width bins, of the calibrated scores where the stage is calibrated) are "
+    "on the test split. Train (compress) s: wall seconds of training, or for a compression stage of compressing. Predict "
     "titles/s: the rate of the test evaluation inside the process (the model alone, batched; no start-up or file "
     "reading, so `newscls predict` end to end is slower). Bundle: the payloads' size on disk. Cost: the LLM "
     "requests' estimated cost in USD, where a stage makes any.";

@@ -251,12 +251,14 @@ void record_test_figures(const std::string& dir, const Metrics* test) {
 // would load uncalibrated for its data, its test figures missing).
 struct RemovedUnlessFinished {
   std::string dir;
+  bool replaced_one = false;  // a bundle was at dir before: the new one has already replaced it
   bool finished = false;
   ~RemovedUnlessFinished() {
     if (finished) return;
     std::error_code ec;
     fs::remove_all(dir, ec);
-    spdlog::warn("compress stopped before its report: the unfinished bundle {} was removed", dir);
+    spdlog::warn("compress stopped before its report: the unfinished bundle {} was removed{}", dir,
+                 replaced_one ? " (it had already replaced the bundle that was there)" : "");
   }
 };
 
@@ -365,8 +367,9 @@ nlohmann::json run_compress(const CompressOptions& o) {
   spdlog::info("compressing {} by {} into {}", o.model_dir, o.method, o.out_dir);
   const Stopwatch watch;
   nlohmann::json teachers;
+  const bool had_bundle = fs::exists(o.out_dir + "/manifest.json");
   const nlohmann::json facts = family.compress(request_for(o, splits, threads, unlabelled, teachers));
-  RemovedUnlessFinished bundle_in_progress{o.out_dir};
+  RemovedUnlessFinished bundle_in_progress{o.out_dir, had_bundle};
   const double compress_seconds = watch.seconds();
   const nlohmann::json after_accuracies = calibrate_and_evaluate(o, threads);
 

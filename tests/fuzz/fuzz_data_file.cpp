@@ -93,9 +93,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // A file good line by line reads the same whichever way it is read.
     NEWSCLS_FUZZ_CHECK(lenient_ok);
     NEWSCLS_FUZZ_CHECK(lenient.titles == strict.titles && lenient.labels == strict.labels);
-    std::vector<std::string> titles;
+    // predict answers a blank line (nothing visible) as blank; a labelled file passes over it.
+    std::vector<std::string> titles, visible;
     NEWSCLS_FUZZ_CHECK(read_titles(path, size, titles));
-    NEWSCLS_FUZZ_CHECK(titles == strict.titles);
+    for (const std::string& t : titles) {
+      if (!newscls::is_blank_title(t)) visible.push_back(t);
+    }
+    NEWSCLS_FUZZ_CHECK(visible == strict.titles);
   } else {
     std::vector<std::string> titles;
     read_titles(path, size, titles);

@@ -119,6 +119,20 @@ mkdir -p "$dir/app/src" && echo '{"name":"my-web-app"}' >"$dir/app/manifest.json
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --data "$tiny" --out "$dir/app" --threads 1 --set epochs=2
 assert_contains "$dir/err" "holds files a new bundle would not keep (src/)"
 assert_eq keep "$(cat "$dir/app/src/index.js")" "another program's file"
+# A bundle whose manifest newscls cannot read (newer, broken) beside other files is not guessed at.
+cp -r "$dir/blank_ft" "$dir/broken_ft" && head -c 50 "$dir/blank_ft/manifest.json" >"$dir/broken_ft/manifest.json"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --data "$tiny" --out "$dir/broken_ft" --threads 1 --set epochs=2
+assert_contains "$dir/err" "newscls cannot read its manifest.json"
+# A bundle folder that happens to be named attention/ is retrained like any other.
+for _ in 1 2; do
+  "$NEWSCLS_BIN" train --model fasttext --data "$tiny" --out "$dir/r/attention" --threads 1 --set epochs=2 >/dev/null 2>"$dir/err" ||
+    { cat "$dir/err" >&2; fail "train into a bundle named attention"; }
+done
+# predict --output through a link to another bundle's payload is refused (it replaced it).
+ln -s "$dir/blank_ft/fasttext.bin" "$dir/link.bin"
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" predict --model-dir "$dir/ft" --input "$tiny/test.txt" --output "$dir/link.bin"
+assert_contains "$dir/err" "is a file of a model bundle"
+"$NEWSCLS_BIN" info --model-dir "$dir/blank_ft" >/dev/null 2>&1 || fail "predict wrote through a link into a bundle"
 # --data "" (an unset variable) is refused, not read as "look elsewhere".
 expect_exit 2 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --data "" --out "$dir/x"
 

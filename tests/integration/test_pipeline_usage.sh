@@ -43,6 +43,12 @@ mkdir -p "$dir/run2/fasttext" && echo '{}' >"$dir/run2/fasttext/manifest.json" &
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run2" --stages tfidf-rf,fasttext
 assert_contains "$dir/err" "NOTES.md"
 [[ ! -e "$dir/run2/tfidf-rf" ]] || fail "tfidf-rf trained before the refusal"
+# Under --resume a kept stage replaces nothing: a file the user put in it does not stop the run.
+"$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run3" --stages fasttext --compress none >/dev/null 2>&1 || fail "pipeline run3"
+echo note >"$dir/run3/fasttext/NOTES.md"
+"$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run3" --stages fasttext --compress none --resume >/dev/null 2>"$dir/err" ||
+  { cat "$dir/err" >&2; fail "--resume over a kept stage holding a user's file"; }
+assert_eq resumed "$(json_get "$dir/run3/pipeline.json" 'j["stages"][0]["status"]')" "the kept stage"
 
 mkdir -p "$dir/bundle" && echo '{}' >"$dir/bundle/manifest.json"
 expect_exit 2 "$dir/err" "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/bundle" --stages tfidf-rf
