@@ -46,10 +46,6 @@ expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$NEWSCLS_
 assert_contains "$dir/err" "config key 'no_such_key': unknown key"
 assert_contains "$dir/err" "known keys: "  # what would have been accepted
 assert_contains "$dir/err" "n_trees"
-# A failed SentencePiece training names the key that sizes it.
-expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --out "$dir/sw" \
-  --set subword=true --set subword_vocab_size=100
-assert_contains "$dir/err" "config key 'subword_vocab_size': SentencePiece training failed"
 # pretrain refuses a family without an encoder before reading any data.
 expect_exit 2 "$dir/err" "$NEWSCLS_BIN" pretrain --model fasttext --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --out "$dir/enc"
 assert_contains "$dir/err" "model family 'fasttext' has no encoder to pretrain"
