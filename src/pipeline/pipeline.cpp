@@ -439,10 +439,8 @@ PipelineSummary run_pipeline(const PipelineRequest& request) {
     outcomes[r.stage] = r.status;
     if (r.status != StageStatus::kDone && r.status != StageStatus::kResumed) {
       if (offers(r.stage, request.compress)) {  // its compression stage is listed, skipped, not dropped
-        summary.stages.push_back({r.stage + "-" + request.compress, StageStatus::kSkipped,
-                                  "it reads " + r.stage + ", which " +
-                                      (r.status == StageStatus::kFailed ? "failed" : "was skipped") + " in this run",
-                                  0});
+        summary.stages.push_back(
+            {r.stage + "-" + request.compress, StageStatus::kSkipped, unusable_input({r.stage}, outcomes), 0});
         spdlog::info("stage {}: skipped: {}", summary.stages.back().stage, summary.stages.back().reason);
         write_status(summary.run_dir, summary.stages);
       }
