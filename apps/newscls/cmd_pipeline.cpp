@@ -1,5 +1,8 @@
+#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "common_options.h"
@@ -8,6 +11,30 @@
 #include "newscls/registry.h"
 
 namespace newscls::app {
+namespace {
+
+// "tfidf-rf,fasttext" as its stages; an empty name ("a,,b", "a,") or an unknown one is refused
+// (CLI11's list option dropped empty names, and took the next argument for a list of none).
+std::vector<std::string> stage_list(const std::string& text) {
+  const std::vector<std::string> known = known_families();
+  std::string names;
+  for (const std::string& f : known) names += (names.empty() ? "" : ", ") + f;
+  std::vector<std::string> stages;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (name.empty()) throw UsageError("--stages '" + text + "': a stage name is empty (stages: " + names + ")");
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      throw UsageError("--stages: '" + name + "' is not a stage (stages: " + names + ")");
+    }
+    stages.push_back(name);
+    if (comma == std::string::npos) return stages;
+    start = comma + 1;
+  }
+}
+
+}  // namespace
 
 void setup_pipeline(CLI::App& app) {
   auto r = std::make_shared<PipelineRequest>();
@@ -15,9 +42,8 @@ void setup_pipeline(CLI::App& app) {
       "pipeline", "Train and evaluate every stage in order into one run folder, then write report.md and report.html");
   add_data_option(*cmd, r->data_dir);
   cmd->add_option("--out", r->out_dir, "Run folder (default: runs/<timestamp>)")->check(non_empty_path());
-  cmd->add_option("--stages", r->stages, "Comma-separated stages, in the order to run")
-      ->delimiter(',')
-      ->check(CLI::IsMember(known_families()));
+  auto stages = std::make_shared<std::string>();
+  CLI::Option* stages_option = cmd->add_option("--stages", *stages, "Comma-separated stages, in the order to run");
   cmd->add_option("--config-dir", r->config_dir, "Folder with <stage>.json config overrides");
   cmd->add_option("--set", r->overrides, "Override a stage's config key: <stage>.<key>=value (repeatable)");
   add_seed_option(*cmd, r->seed);
@@ -32,7 +58,8 @@ void setup_pipeline(CLI::App& app) {
                   "Attention heatmaps shown in the report (families with attention; at most 100)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{0}, std::size_t{100}));
-  cmd->callback([r] {
+  cmd->callback([r, stages, stages_option] {
+    if (stages_option->count() > 0) r->stages = stage_list(*stages);
     const PipelineSummary summary = run_pipeline(*r);
     for (const StageResult& s : summary.stages) {
       std::printf("%-10s %-8s %s\n", s.stage.c_str(), to_string(s.status), s.reason.c_str());

@@ -17,6 +17,7 @@
 #include "newscls/stopwatch.h"
 #include "newscls/workflow.h"
 #include "workflow/splits.h"
+#include "workflow/staging_folder.h"
 
 namespace newscls {
 namespace fs = std::filesystem;
@@ -246,22 +247,6 @@ void record_test_figures(const std::string& dir, const Metrics* test) {
   write_file_atomic(dir + "/manifest.json", manifest_to_json(manifest).dump(2) + "\n");
 }
 
-// The compressed bundle is written first, then calibrated, measured and reported on: a run
-// stopped or failing before its compression.json leaves no bundle that looks finished (it
-// would load uncalibrated for its data, its test figures missing).
-struct RemovedUnlessFinished {
-  std::string dir;
-  bool replaced_one = false;  // a bundle was at dir before: the new one has already replaced it
-  bool finished = false;
-  ~RemovedUnlessFinished() {
-    if (finished) return;
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    spdlog::warn("compress stopped before its report: the unfinished bundle {} was removed{}", dir,
-                 replaced_one ? " (it had already replaced the bundle that was there)" : "");
-  }
-};
-
 // Returns the new bundle's dev and test accuracy and macro-F1 from these evaluations.
 nlohmann::json calibrate_and_evaluate(const CompressOptions& o, int threads) {
   EvalRequest dev;
@@ -336,6 +321,41 @@ CompressRequest request_for(const CompressOptions& o, const Splits& s, int threa
   return r;
 }
 
+// "runs/q8/" and "runs/./q8" as "runs/q8".
+fs::path folder_path(const std::string& dir) {
+  fs::path p = fs::path(dir).lexically_normal();
+  return p.filename().empty() ? p.parent_path() : p;
+}
+
+// Writes the compressed bundle at o.out_dir, calibrates it on dev, and measures it against its
+// source: accuracy, size and prediction speed.
+nlohmann::json compress_and_report(const CompressOptions& o, const Family& family, const Splits& splits, int threads,
+                                   const std::vector<std::string>& unlabelled) {
+  const Stopwatch watch;
+  nlohmann::json teachers;
+  const nlohmann::json facts = family.compress(request_for(o, splits, threads, unlabelled, teachers));
+  const double compress_seconds = watch.seconds();
+  const nlohmann::json after_accuracies = calibrate_and_evaluate(o, threads);
+
+  nlohmann::json report{{"method", o.method}, {"source", o.model_dir}, {"family", family.name()},
+                        {"settings", facts.value("settings", nlohmann::json::object())},
+                        {"compress_seconds", compress_seconds}, {"facts", facts}, {"teachers", teachers}};
+  report["before"] = side_json(o.model_dir, accuracy_json(o.model_dir, splits, threads),
+                               facts.value("parameters_before", std::int64_t{0}));
+  report["after"] = side_json(o.out_dir, after_accuracies, facts.value("parameters_after", std::int64_t{0}));
+  const std::size_t n = o.speed_titles == 0 ? splits.dev.size() : std::min(o.speed_titles, splits.dev.size());
+  const std::vector<std::string> titles(splits.dev.titles.begin(), splits.dev.titles.begin() + static_cast<std::ptrdiff_t>(n));
+  const std::vector<double> seconds = predict_seconds({o.model_dir, o.out_dir}, titles, o.speed_rounds, threads);
+  report["before"]["predict_titles_per_s"] = n / std::max(seconds[0], 1e-9);
+  report["after"]["predict_titles_per_s"] = n / std::max(seconds[1], 1e-9);
+  report["speed"] = {{"titles", n}, {"rounds", o.speed_rounds}, {"threads", threads},
+                     {"speedup", seconds[0] / std::max(seconds[1], 1e-9)},
+                     {"note", "the prediction loop in predict's batches, both bundles loaded beforehand, best of the rounds"}};
+  report["size_ratio"] = report["before"]["bundle_mb"].get<double>() /
+                         std::max(report["after"]["bundle_mb"].get<double>(), 1e-9);
+  return report;
+}
+
 }  // namespace
 
 nlohmann::json run_compress(const CompressOptions& o) {
@@ -345,6 +365,9 @@ nlohmann::json run_compress(const CompressOptions& o) {
   for (const std::string& teacher : o.teacher_dirs) {
     if (folders_overlap(o.out_dir, teacher)) throw UsageError("--out " + o.out_dir + " would replace the teacher " + teacher);
   }
+  const fs::path final_path = folder_path(o.out_dir);
+  const std::string name = final_path.filename().string();
+  if (name.empty() || name == "." || name == "..") throw UsageError("compress --out " + o.out_dir + ": name the bundle's folder");
   BundleWriter::check_target(o.out_dir);
   const Bundle source = Bundle::open(o.model_dir);
   for (const std::string& teacher : o.teacher_dirs) {
@@ -365,33 +388,24 @@ nlohmann::json run_compress(const CompressOptions& o) {
   const Splits splits = read_splits_for(o, source);
   const std::vector<std::string> unlabelled = read_titles(o.unlabelled_file);
   spdlog::info("compressing {} by {} into {}", o.model_dir, o.method, o.out_dir);
-  const Stopwatch watch;
-  nlohmann::json teachers;
-  const bool had_bundle = fs::exists(o.out_dir + "/manifest.json");
-  const nlohmann::json facts = family.compress(request_for(o, splits, threads, unlabelled, teachers));
-  RemovedUnlessFinished bundle_in_progress{o.out_dir, had_bundle};
-  const double compress_seconds = watch.seconds();
-  const nlohmann::json after_accuracies = calibrate_and_evaluate(o, threads);
-
-  nlohmann::json report{{"method", o.method}, {"source", o.model_dir}, {"family", family.name()},
-                        {"settings", facts.value("settings", nlohmann::json::object())},
-                        {"compress_seconds", compress_seconds}, {"facts", facts}, {"teachers", teachers}};
-  report["before"] = side_json(o.model_dir, accuracy_json(o.model_dir, splits, threads),
-                               facts.value("parameters_before", std::int64_t{0}));
-  report["after"] = side_json(o.out_dir, after_accuracies, facts.value("parameters_after", std::int64_t{0}));
-  const std::size_t n = o.speed_titles == 0 ? splits.dev.size() : std::min(o.speed_titles, splits.dev.size());
-  const std::vector<std::string> titles(splits.dev.titles.begin(), splits.dev.titles.begin() + static_cast<std::ptrdiff_t>(n));
-  const std::vector<double> seconds = predict_seconds({o.model_dir, o.out_dir}, titles, o.speed_rounds, threads);
-  report["before"]["predict_titles_per_s"] = n / std::max(seconds[0], 1e-9);
-  report["after"]["predict_titles_per_s"] = n / std::max(seconds[1], 1e-9);
-  report["speed"] = {{"titles", n}, {"rounds", o.speed_rounds}, {"threads", threads},
-                     {"speedup", seconds[0] / std::max(seconds[1], 1e-9)},
-                     {"note", "the prediction loop in predict's batches, both bundles loaded beforehand, best of the rounds"}};
-  report["size_ratio"] = report["before"]["bundle_mb"].get<double>() /
-                         std::max(report["after"]["bundle_mb"].get<double>(), 1e-9);
-  write_file_atomic(o.out_dir + "/compression.json", report.dump(2) + "\n");
-  bundle_in_progress.finished = true;
-  return report;
+  // The new bundle is built, calibrated, measured and reported on in a staging folder beside
+  // --out, and moved over it only then: a run stopped or failing part way leaves no bundle that
+  // looks finished (uncalibrated, its test figures missing), and the one at --out as it was.
+  const StagingFolder staging(final_path.parent_path().string(), "." + name + ".compressing");
+  CompressOptions staged = o;
+  staged.out_dir = staging.path() + "/" + name;  // its own name: figures are captioned by it
+  try {
+    nlohmann::json report = compress_and_report(staged, family, splits, threads, unlabelled);
+    report["after"]["bundle"] = o.out_dir;
+    write_file_atomic(staged.out_dir + "/compression.json", report.dump(2) + "\n");
+    sync_tree(staged.out_dir);
+    replace_directory(staged.out_dir, final_path.string());
+    sync_path(final_path.has_parent_path() ? final_path.parent_path().string() : ".");
+    return report;
+  } catch (...) {
+    spdlog::warn("compress stopped before its report: {} was left as it was", o.out_dir);
+    throw;
+  }
 }
 
 }  // namespace newscls

@@ -1,11 +1,6 @@
 #include "newscls/workflow.h"
 
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -24,6 +19,7 @@
 #include "newscls/stopwatch.h"
 #include "report/svg.h"
 #include "workflow/calibration.h"
+#include "workflow/staging_folder.h"
 
 namespace fs = std::filesystem;
 
@@ -57,6 +53,9 @@ int default_thread_count() { return std::max(1u, std::thread::hardware_concurren
 nlohmann::json build_config(const std::string& family, const std::string& config_file,
                             const std::vector<std::string>& overrides) {
   nlohmann::json config = strip_docs(default_config(family));
+  // Held while merging only so that an unknown key's error lists it among the known keys; it
+  // is the workflow's (calibrate_setting reads it), not the family's.
+  config[kCalibrateKey] = true;
   if (!config_file.empty()) {
     nlohmann::json file = read_config_file(config_file);
     file.erase(kCalibrateKey);  // workflow-level, as in --set: calibrate_setting reads it
@@ -65,6 +64,7 @@ nlohmann::json build_config(const std::string& family, const std::string& config
   for (const std::string& assignment : overrides) {
     if (!is_workflow_override(assignment)) apply_override(config, assignment);
   }
+  config.erase(kCalibrateKey);
   return config;
 }
 
@@ -317,49 +317,20 @@ std::size_t dumped_before(const std::string& dir) {
 
 }  // namespace
 
-namespace {
-
-// The dumps are written into a hidden folder inside dir and moved into place only when all are
-// written: an interrupted run leaves the earlier dump as it was.
-struct StagingFolder {
-  std::string path;
-  explicit StagingFolder(const std::string& dir) : path(dir + "/.dumping." + std::to_string(::getpid())) {
-    remove_abandoned(dir);
-    make_directories(path);
-  }
-  // Staging folders of runs killed outright (SIGKILL), whose process is gone, and this pid's.
-  static void remove_abandoned(const std::string& dir) {
-    const std::string prefix = ".dumping.";
-    std::error_code ec;
-    std::vector<fs::path> gone;
-    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-      const std::string name = e.path().filename().string();
-      if (name.rfind(prefix, 0) != 0) continue;
-      const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-      if (pid <= 0 || pid == ::getpid() || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) gone.push_back(e.path());
-    }
-    for (const fs::path& p : gone) fs::remove_all(p, ec);
-  }
-  ~StagingFolder() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-}  // namespace
 
 void dump_attention_into(Classifier& model, const std::vector<std::string>& titles, const std::string& dir) {
   make_directories(dir);
   const std::size_t before = dumped_before(dir);
-  const StagingFolder staging(dir);
+  // Moved into place only when all are written: an interrupted run leaves the earlier dump.
+  const StagingFolder staging(dir, ".dumping");
   constexpr std::size_t kChunk = 16;  // a title's dump takes milliseconds: SIGINT is seen at once
   for (std::size_t first = 0; first < titles.size(); first += kChunk) {
     check_interrupted();
     const auto end = titles.begin() + static_cast<std::ptrdiff_t>(std::min(titles.size(), first + kChunk));
-    model.dump_attention({titles.begin() + static_cast<std::ptrdiff_t>(first), end}, first, staging.path, {});
+    model.dump_attention({titles.begin() + static_cast<std::ptrdiff_t>(first), end}, first, staging.path(), {});
   }
-  sync_tree(staging.path);
-  for (const fs::directory_entry& entry : fs::directory_iterator(staging.path)) {
+  sync_tree(staging.path());
+  for (const fs::directory_entry& entry : fs::directory_iterator(staging.path())) {
     fs::rename(entry.path(), fs::path(dir) / entry.path().filename());
   }
   // Only what the index says an earlier dump wrote: other files in the folder are the user's.

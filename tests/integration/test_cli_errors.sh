@@ -46,6 +46,7 @@ expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$NEWSCLS_
 assert_contains "$dir/err" "config key 'no_such_key': unknown key"
 assert_contains "$dir/err" "known keys: "  # what would have been accepted
 assert_contains "$dir/err" "n_trees"
+assert_contains "$dir/err" ", calibrate, "  # the workflow's key too
 # pretrain refuses a family without an encoder before reading any data.
 expect_exit 2 "$dir/err" "$NEWSCLS_BIN" pretrain --model fasttext --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --out "$dir/enc"
 assert_contains "$dir/err" "model family 'fasttext' has no encoder to pretrain"

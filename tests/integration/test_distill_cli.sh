@@ -66,17 +66,26 @@ assert_eq False "$(json_get "$dir/q8/metrics.json" '"test_accuracy" in j["traini
   "the source's test accuracy in the int8 bundle's metrics.json"
 # Its figures are captioned as its own ("bert (q8) on test.txt"), not its source's ("bert").
 assert_contains "$dir/q8/confusion.svg" "bert (q8) on test.txt"
-# SIGINT once the int8 bundle is written but before it is calibrated and reported on: exit 130
-# and no bundle left (one was, uncalibrated, without compression.json, and loaded).
+# SIGINT once the int8 bundle is written but before it is calibrated and reported on, over an
+# existing bundle: exit 130, no unfinished bundle anywhere, and the one that was there as it was
+# (it had been replaced, then removed). A staging folder of a run killed outright is removed.
 make_slice "$dir/full" 200 1
+cp -r "$dir/q8" "$dir/q8int"
+before=$(sha256sum "$dir/q8int/manifest.json")
+sleep 0 & dead=$!; wait "$dead"
+mkdir -p "$dir/.q8int.compressing.$dead/q8int"
 "$bin" compress --model-dir "$dir/pruned" --method quantize --out "$dir/q8int" --data "$dir/full" --threads 1 \
   >/dev/null 2>"$dir/int.err" &
 pid=$!
-for _ in $(seq 1200); do [[ -e "$dir/q8int/manifest.json" ]] && break; sleep 0.025; done
-kill -INT "$pid"
+for _ in $(seq 1200); do [[ -e "$dir/.q8int.compressing.$pid/q8int/manifest.json" ]] && break; sleep 0.025; done
+kill -INT "$pid" 2>/dev/null || true  # a run that ended first fails below
 set +e; wait "$pid"; rc=$?; set -e
 assert_eq 130 "$rc" "compress's exit code after SIGINT"
-[[ ! -e "$dir/q8int" ]] || fail "an interrupted compress left $(ls "$dir/q8int" | tr '\n' ' ')"
+assert_eq "$before" "$(sha256sum "$dir/q8int/manifest.json")" "the bundle at --out after an interrupted compress"
+"$bin" info --model-dir "$dir/q8int" >/dev/null || fail "the bundle at --out no longer loads"
+assert_contains "$dir/int.err" "$dir/q8int was left as it was"
+left=$(cd "$dir" && ls -d .q8int.* 2>/dev/null || true)
+assert_eq "" "$left" "staging folders left beside --out"
 # Teachers: weights must be finite numbers (nan crashed the run after writing a bundle), and
 # a teacher trained on the classes in another order is refused before any work.
 expect_exit 1 "$dir/err" "$bin" compress --model-dir "$dir/teacher" --method distill --out "$dir/bad" --data "$dir/data" \

@@ -20,6 +20,11 @@ refused() {  # MESSAGE PIPELINE-ARGS...
 refused "--compress quantise" --stages tfidf-rf --compress quantise
 refused "--config-dir $dir/missing" --stages tfidf-rf --config-dir "$dir/missing"
 refused "stage fasttext is listed twice" --stages fasttext,fasttext
+# An empty stage name was dropped ("a,,b" ran a,b) or took the next argument as a stage.
+refused "--stages 'tfidf-rf,,fasttext': a stage name is empty" --stages tfidf-rf,,fasttext
+refused "--stages ',': a stage name is empty" --stages , --seed 1
+refused "--stages '': a stage name is empty" --stages ""
+refused "--stages: 'fastext' is not a stage (stages: tfidf-rf, fasttext, bert, llm, cascade)" --stages fastext
 refused "stage cascade reads tfidf-rf" --stages cascade,tfidf-rf,fasttext --set cascade.members=tfidf-rf,fasttext
 refused "stage tfidf-rf: config key 'n_trees'" --stages fasttext,tfidf-rf --set tfidf-rf.n_trees=-3
 refused "stage tfidf-rf (not in --stages): config key 'nosuch'" --stages fasttext --set tfidf-rf.nosuch=1
