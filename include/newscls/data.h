@@ -33,6 +33,9 @@ struct Dataset {
   std::string path;
   std::vector<std::string> titles;
   std::vector<int> labels;
+  // Each title's line in path (1-based), where read_labeled_file read it: blank and skipped
+  // lines make it differ from the title's index. Empty for a dataset built otherwise.
+  std::vector<std::size_t> line_numbers;
   std::size_t skipped_lines = 0;
   std::size_t size() const { return titles.size(); }
 };

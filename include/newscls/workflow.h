@@ -88,11 +88,15 @@ EvalOutcome evaluate_model(Classifier& model, const Dataset& data, const LabelSe
 
 // metrics.json content of an evaluation (with ECE/NLL/Brier, the risk-coverage curve and, for a
 // cascade, the share each stage answered), and its files next to it: confusion.svg,
-// reliability.svg, risk_coverage.svg and predictions.tsv (index, true label, predicted label,
-// score, title), all written atomically.
+// reliability.svg, risk_coverage.svg and predictions.tsv (the title's line in the labelled
+// file, true label, predicted label, score, title), all written atomically.
 nlohmann::json eval_report_json(const EvalOutcome& outcome, const Classifier& model, const std::string& data_path);
 void write_eval_files(const std::string& metrics_path, const EvalOutcome& outcome, const nlohmann::json& metrics_json,
                       const Dataset& data, const LabelSet& labels, const std::string& title);
+// The figures' caption, as train and eval write it: "bert (bert-quantize) on test.txt" (the
+// bundle's folder name where it says more than the family: a compressed copy's figures are
+// not its source's).
+std::string figure_caption(const std::string& bundle_dir, const std::string& family, const std::string& data_path);
 
 struct EvalRequest {
   std::string model_dir, data_dir, split = "test", input, out;  // out "" = <model_dir>/metrics.json

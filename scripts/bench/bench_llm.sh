@@ -64,12 +64,12 @@ s1 = json.load(open(f"{work}/stats1.json"))
 s2 = json.load(open(f"{work}/stats.json"))
 r1, r2 = m1["run_stats"], m2["run_stats"]
 rows = [l.split("\t") for l in open(f"{work}/model/predictions.tsv", encoding="utf-8").read().splitlines()[1:]]
-indices = [int(r[0]) for r in rows]
+lines = [int(r[0]) for r in rows]  # the titles' lines in test.txt
 n = m1["count"]
 faulted = sum(1 for v in s1["attempts"].values() if v > 1)
 checks = {
-    "all titles classified": n == 10000 and len(indices) == n,
-    "no title lost or duplicated": sorted(indices) == list(range(n)),
+    "all titles classified": n == 10000 and len(lines) == n,
+    "no title lost or duplicated": sorted(lines) == list(range(1, n + 1)),
     "every injected fault retried": s1["faults"] == r1["retries"] == faulted and r1["failed_titles"] == 0,
     "requests = titles + retries": r1["requests_sent"] == s1["requests"] == len(s1["attempts"]) + r1["retries"],
     ">= 500 titles/s": m1["titles_per_second"] >= 500,

@@ -104,6 +104,7 @@ Dataset read_labeled_file(const std::string& path, int num_labels, const ReadOpt
     if (problem.empty()) {
       data.titles.push_back(title);
       data.labels.push_back(label);
+      data.line_numbers.push_back(number);
       continue;
     }
     if (!options.skip_bad_lines) throw DataError(path, number, problem);

@@ -33,15 +33,17 @@ std::string running_accuracy(std::size_t correct, std::size_t done) {
 }
 
 std::string predictions_tsv(const EvalOutcome& outcome, const Dataset& data, const LabelSet& labels) {
-  std::string out = "index\ttrue\tpredicted\tscore\ttitle\n";
+  std::string out = "line\ttrue\tpredicted\tscore\ttitle\n";  // the title's line in the labelled file
   for (std::size_t k = 0; k < outcome.indices.size(); ++k) {
     const Prediction& p = outcome.predictions[k];
-    const int truth = data.labels[outcome.indices[k]];
+    const std::size_t index = outcome.indices[k];
+    const int truth = data.labels[index];
     char score[32];
     std::snprintf(score, sizeof score, "%.6f", p.score);
-    out += std::to_string(outcome.indices[k]) + "\t" + labels.names[truth] + "\t" +
+    const bool has_lines = data.line_numbers.size() == data.titles.size();
+    out += std::to_string(has_lines ? data.line_numbers[index] : index + 1) + "\t" + labels.names[truth] + "\t" +
            (p.label == kUnknownLabel ? std::string("unknown") : labels.names[p.label]) + "\t" + score + "\t" +
-           tsv_field(data.titles[outcome.indices[k]]) + "\n";
+           tsv_field(data.titles[index]) + "\n";
   }
   return out;
 }
@@ -234,14 +236,6 @@ void write_eval_files(const std::string& metrics_path, const EvalOutcome& outcom
 
 namespace {
 
-// The figures' caption: the family, and the bundle's folder name where it says more
-// ("bert (bert-quantize)": a compressed copy's figures are not its source's).
-std::string caption_of(const Bundle& bundle, const std::string& family) {
-  std::string name = fs::path(bundle.dir()).filename().string();
-  if (name.empty()) name = fs::path(bundle.dir()).parent_path().filename().string();  // "dir/"
-  return name.empty() || name == family || name == "." ? family : family + " (" + name + ")";
-}
-
 // Before any work: a file eval would write must not be one it reads (the labelled input, the
 // bundle's manifest or a payload), and --out must name a file, not a folder.
 void refuse_outputs_over_inputs(const std::string& out, const std::string& input, const Bundle& bundle) {
@@ -317,6 +311,12 @@ std::size_t dumped_before(const std::string& dir) {
 
 }  // namespace
 
+std::string figure_caption(const std::string& bundle_dir, const std::string& family, const std::string& data_path) {
+  std::string name = fs::path(bundle_dir).filename().string();
+  if (name.empty()) name = fs::path(bundle_dir).parent_path().filename().string();  // "dir/"
+  const std::string who = name.empty() || name == family || name == "." ? family : family + " (" + name + ")";
+  return who + " on " + fs::path(data_path).filename().string();
+}
 
 void dump_attention_into(Classifier& model, const std::vector<std::string>& titles, const std::string& dir) {
   make_directories(dir);
@@ -398,7 +398,7 @@ EvalRun run_eval(const EvalRequest& r) {
   if (r.min_score >= 0) metrics["abstention"] = abstention_json(selective_of(outcome, r.min_score));
   name_stages(metrics, bundle.manifest().training);
   write_eval_files(out, outcome, metrics, data, labels,
-                   caption_of(bundle, model->family()) + " on " + std::filesystem::path(path).filename().string());
+                   figure_caption(bundle.dir(), model->family(), path));
   if (r.dump_attention > 0) dump_attention_of(*model, data, outcome, r.dump_attention, out_dir + "/attention");
   return {model->family(), path, outcome.metrics, metrics};
 }

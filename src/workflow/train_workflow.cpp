@@ -251,7 +251,8 @@ TrainOutcome train_model(const TrainRequest& request) {
   metrics["skipped_lines"] = skipped_lines(splits);
   metrics["calibrated"] = facts.contains(kCalibrationFact) || facts.value("calibrated", false);
   name_stages(metrics, facts);
-  write_eval_files(writer.file_path("metrics.json"), eval, metrics, splits.test, splits.labels, request.family + " on test");
+  write_eval_files(writer.file_path("metrics.json"), eval, metrics, splits.test, splits.labels,
+                   figure_caption(out_dir, request.family, splits.test.path));
   writer.commit(manifest_for(*model, splits, facts, eval.metrics, data_sha256));
   spdlog::info("wrote bundle {}", out_dir);
   return {out_dir, eval.metrics, metrics};

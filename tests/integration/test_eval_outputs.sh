@@ -41,4 +41,12 @@ assert_contains "$dir/err" "eval --out $dir/o/adir is a folder"
 "$NEWSCLS_BIN" eval --model-dir "$dir/ft" --input "$dir/x.txt" --out "$dir/e/metrics.json" >/dev/null 2>"$dir/err" \
   || { cat "$dir/err" >&2; fail "eval into a folder of its own"; }
 [[ -f "$dir/e/predictions.tsv" ]] || fail "no predictions.tsv beside metrics.json"
+# predictions.tsv names each title's line in the file: a blank line and a skipped bad one do
+# not shift it (its first column counted titles). train captions its figures as eval does.
+{ sed -n 1p "$data/test.txt"; echo; sed -n 2p "$data/test.txt"; printf 'no label here\n'; sed -n 3p "$data/test.txt"; } >"$dir/gaps.txt"
+"$NEWSCLS_BIN" eval --model-dir "$dir/ft" --input "$dir/gaps.txt" --out "$dir/g/metrics.json" --skip-bad-lines \
+  >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "eval of a file with gaps"; }
+assert_eq "line 1 3 5" "$(cut -f1 "$dir/g/predictions.tsv" | tr '\n' ' ' | sed 's/ $//')" "predictions.tsv's first column"
+assert_eq "$(sed -n 3p "$data/test.txt" | cut -f1)" "$(sed -n 4p "$dir/g/predictions.tsv" | cut -f5)" "the title of line 5"
+assert_contains "$dir/ft/confusion.svg" "fasttext (ft) on test.txt"
 echo "test_eval_outputs: ok"
