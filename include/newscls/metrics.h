@@ -52,7 +52,8 @@ constexpr int kEceBins = 15;
 CalibrationMetrics compute_calibration(const std::vector<int>& truth, const std::vector<std::vector<float>>& probs,
                                        int bins = kEceBins);
 
-// Selective prediction: titles whose score is below min_score are not answered.
+// Selective prediction: titles whose score is below min_score, or answered kUnknownLabel, are
+// not answered.
 struct SelectiveMetrics {
   double min_score = 0;
   std::size_t answered = 0, count = 0;

@@ -127,7 +127,7 @@ SelectiveMetrics compute_selective(const std::vector<int>& truth, const std::vec
   s.count = truth.size();
   std::size_t correct = 0;
   for (std::size_t i = 0; i < truth.size(); ++i) {
-    if (scores[i] < min_score) continue;
+    if (scores[i] < min_score || predicted[i] < 0) continue;  // below the bar, or no class named
     ++s.answered;
     if (predicted[i] == truth[i]) ++correct;
   }

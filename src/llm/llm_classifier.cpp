@@ -203,11 +203,14 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
   for (const Pending& p : pending) bodies.push_back(p.body);
   ResponseCache* responses = cache();
 
+  bool answered_now = false;
+  std::size_t refused = 0;
   auto on_result = [&](std::size_t job, const HttpResult& result) {
     switch (classify(result)) {
       case Outcome::kRetryable: return Verdict::kRetry;
       case Outcome::kFatal:
         if (!answered_any_ || !refuses_one_request(result)) throw fatal_error(result, fatal_context_);
+        ++refused;
         spdlog::warn("llm: the server refused the title '{}' ({}: {}); it is predicted unknown and not cached",
                      pending[job].title, describe(result), server_said(result, fatal_context_));
         return Verdict::kGiveUp;
@@ -219,7 +222,7 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
       spdlog::debug("llm: malformed reply ({}), retrying", why);
       return Verdict::kRetry;
     }
-    answered_any_ = true;
+    answered_any_ = answered_now = true;
     stats_.usage += reply.usage;
     stats_.latencies_ms.push_back(result.latency_ms);
     // An empty reply is no answer to keep: a rerun asks again rather than reading it back.
@@ -236,9 +239,10 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
     last_failure = why;
   };
   requests.run(bodies, on_result, on_give_up, counters_);
-  // A server that never answered (down, wrong port) is no run to score as all-unknown.
-  if (!answered_any_ && given_up > 0 && given_up == pending.size()) {
-    throw HttpError(0, "no answer from " + config_.chat_url() + ": all " + std::to_string(given_up) +
+  // A server that did not answer (down, wrong port; or gone since an earlier batch, as serve
+  // sees it) is an error, not titles to answer "unknown"; titles it refused one by one are.
+  if (!answered_now && given_up > refused) {
+    throw HttpError(0, "no answer from " + config_.chat_url() + ": all " + std::to_string(given_up - refused) +
                            " requests failed (last: " + last_failure + ")");
   }
 }

@@ -62,6 +62,20 @@ TEST(Calibration, SelectiveAndRiskCoverage) {
   EXPECT_DOUBLE_EQ(curve[3].coverage, 1.0);
 }
 
+// A reply naming no class is not an answer, even at a minimum score of 0 (it was counted as
+// answered and wrong, and written as the label "unknown" with abstained false).
+TEST(Calibration, UnknownAnswerIsNeverAnswered) {
+  const SelectiveMetrics s = compute_selective({0, 1}, {0, kUnknownLabel}, {0.9f, 0.0f}, 0.0);
+  EXPECT_EQ(s.answered, 1u);
+  EXPECT_DOUBLE_EQ(s.accuracy_answered, 1.0);
+  PredictionFormatter f({"a", "b"}, PredictionFormat::kJsonl, 0);
+  f.set_min_score(0.0);
+  Prediction unknown;
+  std::string out;
+  f.append(out, "t", unknown);
+  EXPECT_EQ(out, "{\"title\":\"t\",\"label\":null,\"label_id\":-1,\"score\":0,\"abstained\":true,\"top_k\":[]}\n");
+}
+
 // Titles drawn from a known model: true logits z, label ~ softmax(z); the classifier reports
 // softmax(z * 3), i.e. temperature 1/3. The fit must find T close to 3 and lower the NLL.
 TEST(Calibration, TemperatureFitRecoversKnownTemperature) {
