@@ -65,6 +65,7 @@ struct TrainContext {
   const LabelSet* labels = nullptr;
   std::uint64_t seed = 1;
   int threads = 1;
+  std::string out_dir;  // where the bundle will be committed: read nothing there that it replaces
   // Scratch space that survives the run (checkpoints for --resume); never the bundle dir.
   std::string work_dir;
   bool resume = false;

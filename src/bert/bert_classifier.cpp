@@ -148,6 +148,18 @@ torch::Tensor stack_layer_weights(const std::vector<torch::Tensor>& layers) {
   return torch::stack(padded);
 }
 
+// Keys that import-hf and --init hf: set. Given by hand, training ran to the end and wrote a
+// bundle that could not load (wordpiece without its vocabulary) or could not classify.
+void refuse_import_keys(const Options& o) {
+  if (o.tokenizer != "char") {
+    throw ConfigError("tokenizer", "wordpiece comes with an imported vocab.txt (import-hf, or train --init hf:DIR); "
+                                   "training from the titles builds a char vocabulary");
+  }
+  if (!o.classifier) {
+    throw ConfigError("classifier", "false marks an imported encoder without a head (import-hf); training gives it one");
+  }
+}
+
 class BertClassifier final : public Classifier {
  public:
   std::string family() const override { return "bert"; }
@@ -298,6 +310,7 @@ nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx, Collecti
 nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   if (ctx.train == nullptr || ctx.labels == nullptr) throw UsageError("bert: no training data");
   if (ctx.device != "cpu") throw UsageError("bert: this LibTorch build has no CUDA; use --device cpu");
+  if (ctx.init_dir.rfind(kHfPrefix, 0) != 0) refuse_import_keys(options_);
   const Stopwatch watch;
   apply_threads(ctx.threads, options_.max_threads);
   spdlog::info("bert: {} LibTorch thread(s) (max_threads {}), OpenBLAS {}", at::get_num_threads(),
@@ -491,6 +504,7 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   const nlohmann::json config = strip_docs(request.config);
   Options options = parse_options(config);
   if (options.pretrain_epochs == 0) throw ConfigError("pretrain_epochs", "must be > 0 for pretrain");
+  refuse_import_keys(options);
   const Stopwatch watch;
   apply_threads(request.threads, options.max_threads);
   torch::manual_seed(request.seed);

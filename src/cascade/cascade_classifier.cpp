@@ -54,6 +54,15 @@ std::string resolve_member(const std::string& dir, const std::string& work_dir) 
                                    "or set members=DIR,DIR[,DIR]");
 }
 
+// The cascade copies its members into its bundle: one at --out would be replaced by it.
+void refuse_output_over_members(const std::vector<std::string>& dirs, const std::string& out_dir) {
+  for (const std::string& dir : dirs) {
+    if (!out_dir.empty() && folders_overlap(out_dir, dir)) {
+      throw UsageError("--out " + out_dir + " would replace the member " + dir + ": write the cascade to another folder");
+    }
+  }
+}
+
 void check_distinct(const std::vector<std::string>& dirs) {
   for (std::size_t i = 0; i < dirs.size(); ++i) {
     for (std::size_t k = 0; k < i; ++k) {
@@ -195,6 +204,7 @@ nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
   }
   for (std::string& dir : dirs) dir = resolve_member(dir, ctx.work_dir);
   check_distinct(dirs);
+  refuse_output_over_members(dirs, ctx.out_dir);
   open_members(dirs, &ctx.labels->names);
   std::vector<MemberAnswers> dev;
   std::vector<std::vector<float>> joint;

@@ -122,6 +122,26 @@ void refuse_foreign_entries(const std::string& dir) {
                          "); replacing the bundle would delete them: move them, or choose another --out");
 }
 
+// A bundle written inside another (a cascade's members/1, a subfolder of a bundle) would replace
+// a part of it, or make it a folder that cannot be replaced: what a newscls manifest names.
+void refuse_inside_bundle(const std::string& final_dir) {
+  std::error_code ec;
+  const fs::path target = fs::weakly_canonical(fs::absolute(final_dir, ec), ec);
+  if (ec) return;
+  for (fs::path up = target.parent_path(); !up.empty(); up = up.parent_path()) {
+    if (fs::is_regular_file(up / "manifest.json", ec)) {
+      bool newscls = true;
+      try {
+        Bundle::read_manifest(up.string());
+      } catch (const Error&) {
+        newscls = false;  // another program's manifest.json: an ordinary folder to newscls
+      }
+      if (newscls) throw IoError(final_dir, "lies inside the model bundle " + up.string() + ", which it would change; choose another --out");
+    }
+    if (up == up.parent_path()) break;
+  }
+}
+
 }  // namespace
 
 bool is_bundle_file(const std::string& path) {
@@ -204,6 +224,7 @@ void BundleWriter::check_target(const std::string& final_dir) {
     if (fs::exists(up, ec) && !fs::is_directory(up, ec)) throw IoError(final_dir, up.string() + " is not a directory");
     if (up == up.parent_path()) break;
   }
+  refuse_inside_bundle(final_dir);
 }
 
 BundleWriter::BundleWriter(std::string final_dir) : final_dir_(std::move(final_dir)) {

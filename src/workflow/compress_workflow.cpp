@@ -24,6 +24,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr const char* kDistillMethod = "distill";  // the method that learns from --teacher bundles
+
 using ProbRows = std::vector<std::vector<float>>;
 
 // A row stays empty where the teacher gave no probabilities (an LLM's unparsable reply). A
@@ -73,9 +75,14 @@ std::vector<double> parse_teacher_weights(const std::string& value, std::size_t 
   std::size_t start = 0;
   while (start <= value.size()) {
     const std::size_t comma = std::min(value.find(',', start), value.size());
+    const std::string number = value.substr(start, comma - start);
+    std::size_t used = 0;
     try {
-      w.push_back(std::stod(value.substr(start, comma - start)));
+      w.push_back(std::stod(number, &used));
     } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != number.size()) {  // "1x" is no number, though stod reads its "1"
       throw ConfigError("teacher_weights", "expected equal, auto or one number per --teacher, got '" + value + "'");
     }
     start = comma + 1;
@@ -255,6 +262,7 @@ nlohmann::json calibrate_and_evaluate(const CompressOptions& o, int threads) {
   dev.split = "dev";
   dev.fit_calibration = true;
   dev.threads = threads;
+  dev.skip_bad_lines = o.skip_bad_lines;  // as the splits were read for the compression itself
   dev.out = o.out_dir + "/dev/metrics.json";
   const Metrics on_dev = run_eval(dev).metrics;
   EvalRequest test = dev;
@@ -285,6 +293,7 @@ std::vector<double> teacher_weights(const CompressOptions& o, const std::vector<
                                     const Splits& s, int threads, nlohmann::json& facts) {
   const std::string setting = teacher_weights_setting(o.overrides);
   facts = {{"dirs", teachers}, {"teacher_weights", setting}};
+  if (setting != "equal" && setting != "auto" && teachers.size() == 1) parse_teacher_weights(setting, 1);  // checked
   if (setting == "equal" || teachers.size() == 1) return {};
   if (setting != "auto") return parse_teacher_weights(setting, teachers.size());
   std::vector<std::vector<std::vector<float>>> dev;
@@ -310,14 +319,15 @@ CompressRequest request_for(const CompressOptions& o, const Splits& s, int threa
   r.dev = &s.dev;
   r.labels = &s.labels;
   r.unlabelled = unlabelled;
+  r.seed = o.seed;
+  r.threads = threads;
+  r.out_dir = o.out_dir;
+  if (o.method != kDistillMethod) return r;  // only distillation has teachers
   const std::vector<std::string> teachers = o.teacher_dirs.empty() ? std::vector<std::string>{o.model_dir} : o.teacher_dirs;
   const std::vector<double> weights = teacher_weights(o, teachers, s, threads, teacher_facts);
   r.teacher_probs = [teachers, threads, weights](const std::vector<std::string>& titles) {
     return teacher_probabilities(teachers, titles, threads, weights);
   };
-  r.seed = o.seed;
-  r.threads = threads;
-  r.out_dir = o.out_dir;
   return r;
 }
 
@@ -339,7 +349,8 @@ nlohmann::json compress_and_report(const CompressOptions& o, const Family& famil
 
   nlohmann::json report{{"method", o.method}, {"source", o.model_dir}, {"family", family.name()},
                         {"settings", facts.value("settings", nlohmann::json::object())},
-                        {"compress_seconds", compress_seconds}, {"facts", facts}, {"teachers", teachers}};
+                        {"compress_seconds", compress_seconds}, {"facts", facts}};
+  if (!teachers.is_null()) report["teachers"] = teachers;
   report["before"] = side_json(o.model_dir, accuracy_json(o.model_dir, splits, threads),
                                facts.value("parameters_before", std::int64_t{0}));
   report["after"] = side_json(o.out_dir, after_accuracies, facts.value("parameters_after", std::int64_t{0}));
@@ -361,6 +372,10 @@ nlohmann::json compress_and_report(const CompressOptions& o, const Family& famil
 nlohmann::json run_compress(const CompressOptions& o) {
   if (o.out_dir.empty() || folders_overlap(o.out_dir, o.model_dir)) {
     throw UsageError("compress needs an --out directory apart from --model-dir (not it, nor inside it, nor holding it)");
+  }
+  if (o.method != kDistillMethod && (!o.teacher_dirs.empty() || !o.unlabelled_file.empty())) {
+    throw UsageError(std::string(o.teacher_dirs.empty() ? "--unlabelled" : "--teacher") + " is for --method " +
+                     kDistillMethod + " only (it would be ignored by " + o.method + ")");
   }
   for (const std::string& teacher : o.teacher_dirs) {
     if (folders_overlap(o.out_dir, teacher)) throw UsageError("--out " + o.out_dir + " would replace the teacher " + teacher);

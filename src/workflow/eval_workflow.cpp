@@ -215,10 +215,26 @@ std::string folder_of(const std::string& metrics_path) {
   return dir.empty() ? "." : dir;
 }
 
+// metrics.json sent to a stream (stdout, /dev/stdout, a pipe) or a device: there is no folder
+// of the user's to write the other files into (they went into /dev).
+bool is_stream_or_device(const std::string& path) {
+  if (path == "-") return true;
+  const std::string normal = fs::path(path).lexically_normal().string();
+  if (normal.rfind("/dev/", 0) == 0 || normal.rfind("/proc/", 0) == 0) return true;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  return !ec && fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status);
+}
+
 }  // namespace
 
 void write_eval_files(const std::string& metrics_path, const EvalOutcome& outcome, const nlohmann::json& metrics_json,
                       const Dataset& data, const LabelSet& labels, const std::string& title) {
+  if (is_stream_or_device(metrics_path)) {
+    spdlog::info("{}: metrics only (predictions.tsv and the figures are written beside a metrics file)", metrics_path);
+    write_file_atomic(metrics_path, metrics_json.dump(2) + "\n");
+    return;
+  }
   const std::string dir = folder_of(metrics_path) + "/";
   make_directories(dir);
   write_file_atomic(dir + kPredictionsFile, predictions_tsv(outcome, data, labels));
@@ -237,23 +253,31 @@ void write_eval_files(const std::string& metrics_path, const EvalOutcome& outcom
 namespace {
 
 // Before any work: a file eval would write must not be one it reads (the labelled input, the
-// bundle's manifest or a payload), and --out must name a file, not a folder.
-void refuse_outputs_over_inputs(const std::string& out, const std::string& input, const Bundle& bundle) {
+// bundle's manifest or a payload) nor a file of the data folder it uses, --out must name a
+// file, not a folder, and not one of the files written beside it.
+void refuse_outputs_over_inputs(const std::string& out, const std::string& input, const Bundle& bundle,
+                                const std::vector<std::string>& data_files) {
   if (std::error_code ec; fs::is_directory(out, ec)) {
     throw UsageError("eval --out " + out + " is a folder: name the metrics.json file to write");
   }
   std::vector<std::string> read{input, bundle.dir() + "/manifest.json"};
   for (const auto& payload : bundle.manifest().payloads) read.push_back(bundle.dir() + "/" + payload.first);
+  read.insert(read.end(), data_files.begin(), data_files.end());
   std::vector<std::string> written{out};
-  for (const char* side : {kPredictionsFile, kConfusionFile, kReliabilityFile, kRiskCoverageFile}) {
-    written.push_back(folder_of(out) + "/" + side);
+  if (!is_stream_or_device(out)) {
+    for (const char* side : {kPredictionsFile, kConfusionFile, kReliabilityFile, kRiskCoverageFile}) {
+      if (fs::path(out).filename() == side) {
+        throw UsageError("eval --out " + out + ": eval writes its " + side + " beside metrics.json; name the metrics file otherwise");
+      }
+      written.push_back(folder_of(out) + "/" + side);
+    }
   }
   for (const std::string& w : written) {
     if (is_bundle_file(w)) throw UsageError("eval --out " + out + ": it would write " + w + ", a file of a model bundle; name another --out");
     for (const std::string& r : read) {
       if (same_file(w, r)) {
         throw UsageError("eval --out " + out + ": it would write " + w + ", which is " + r +
-                         " (read by this evaluation); name another --out");
+                         " (an input of this evaluation or its data folder); name another --out");
       }
     }
   }
@@ -377,7 +401,12 @@ EvalRun run_eval(const EvalRequest& r) {
   model->predict_batch({});  // a bundle that cannot classify (an encoder) says why before any data is read
   const std::string path = r.input.empty() ? resolve_data_dir(r.data_dir).split(r.split) : r.input;
   const std::string out = r.out.empty() ? r.model_dir + "/metrics.json" : r.out;
-  refuse_outputs_over_inputs(out, path, bundle);
+  std::vector<std::string> data_files;
+  if (r.input.empty() || !r.data_dir.empty()) {
+    const DataLayout layout = resolve_data_dir(r.data_dir);
+    data_files = {layout.classes(), layout.train(), layout.dev(), layout.test()};
+  }
+  refuse_outputs_over_inputs(out, path, bundle, data_files);
   const LabelSet labels = labels_for(bundle, r);
   const Dataset data = read_labeled_file(path, labels.size(), ReadOptions{r.skip_bad_lines});
   model->set_threads(r.threads > 0 ? r.threads : default_thread_count());

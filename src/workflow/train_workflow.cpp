@@ -66,6 +66,7 @@ TrainContext context_for(const TrainRequest& request, const Splits& splits, cons
   ctx.labels = &splits.labels;
   ctx.seed = request.seed;
   ctx.threads = threads;
+  ctx.out_dir = out_dir;
   ctx.work_dir = work_dir_for(out_dir);
   ctx.resume = resume;
   ctx.init_dir = request.init_dir;

@@ -30,7 +30,28 @@ void record(const std::string& work_dir, const nlohmann::json& settings) {
   write_file_atomic(settings_path(work_dir), settings.dump(2) + "\n");
 }
 
+// What is removed to start afresh must be newscls's: a folder holding its record, or nothing.
+// A file, or a folder of files without the record, may be the user's (the name is only
+// "<out>.work"): refused, naming it.
+void refuse_foreign(const std::string& work_dir) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(work_dir, ec))) return;
+  if (!fs::is_directory(fs::symlink_status(work_dir, ec))) {
+    throw UsageError(work_dir + " is not a newscls work folder (it is a file), and training keeps its checkpoints "
+                     "there: move it, or name another --out");
+  }
+  if (fs::is_regular_file(settings_path(work_dir), ec) || fs::is_empty(work_dir, ec)) return;
+  std::string names;
+  int listed = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(work_dir, ec)) {
+    if (++listed <= 10) names += (names.empty() ? "" : ", ") + e.path().filename().string();
+  }
+  throw UsageError(work_dir + " holds files without newscls's record of a training (" + names + (listed > 10 ? ", ..." : "") +
+                   "), and training would replace them with its checkpoints: move them, or name another --out");
+}
+
 void start_afresh(const std::string& work_dir, const nlohmann::json& settings) {
+  refuse_foreign(work_dir);
   fs::remove_all(work_dir);
   record(work_dir, settings);
 }

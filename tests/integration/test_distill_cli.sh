@@ -66,6 +66,13 @@ assert_eq False "$(json_get "$dir/q8/metrics.json" '"test_accuracy" in j["traini
   "the source's test accuracy in the int8 bundle's metrics.json"
 # Its figures are captioned as its own ("bert (q8) on test.txt"), not its source's ("bert").
 assert_contains "$dir/q8/confusion.svg" "bert (q8) on test.txt"
+# --skip-bad-lines reaches the calibration and test evaluations (they stopped at the bad line
+# the compression itself had skipped).
+cp -r "$dir/data" "$dir/badline"
+{ echo "a line without a tab"; cat "$dir/data/test.txt"; } >"$dir/badline/test.txt"
+"$bin" compress --model-dir "$dir/pruned" --method quantize --out "$dir/q8skip" --data "$dir/badline" --threads 1 \
+  --speed-titles 20 --skip-bad-lines >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "compress --skip-bad-lines"; }
+assert_eq 1 "$(json_get "$dir/q8skip/metrics.json" 'j["skipped_lines"]')" "skipped lines of the test evaluation"
 # SIGINT once the int8 bundle is written but before it is calibrated and reported on, over an
 # existing bundle: exit 130, no unfinished bundle anywhere, and the one that was there as it was
 # (it had been replaced, then removed). A staging folder of a run killed outright is removed.
@@ -91,6 +98,9 @@ assert_eq "" "$left" "staging folders left beside --out"
 expect_exit 1 "$dir/err" "$bin" compress --model-dir "$dir/teacher" --method distill --out "$dir/bad" --data "$dir/data" \
   --threads 1 --teacher "$dir/teacher" --teacher "$dir/pruned" --set teacher_weights=1,nan --set layers=1 --set max_steps=3
 assert_contains "$dir/err" "teacher_weights"
+expect_exit 1 "$dir/err" "$bin" compress --model-dir "$dir/teacher" --method distill --out "$dir/bad" --data "$dir/data" \
+  --threads 1 --teacher "$dir/teacher" --teacher "$dir/pruned" --set teacher_weights=1x,1 --set layers=1 --set max_steps=3
+assert_contains "$dir/err" "got '1x,1'"  # read as 1,1 before
 cp -r "$dir/teacher" "$dir/reversed"
 python3 - "$dir/reversed/manifest.json" <<'PY'
 import json, sys
