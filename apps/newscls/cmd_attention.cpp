@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "common_options.h"
 #include "newscls/atomic_file.h"
+#include "newscls/bundle.h"
 #include "newscls/classifier.h"
 #include "newscls/data.h"
 #include "newscls/error.h"
@@ -25,6 +26,10 @@ void run_attention(const AttentionOptions& o) {
   const Bundle bundle = Bundle::open(o.model_dir);
   const Family& family = family_of_bundle(bundle);
   if (!family.has_attention()) throw UsageError("model family '" + family.name() + "' has no attention weights to dump");
+  if (is_bundle_file(o.out_dir + "/manifest.json")) {  // its dumps beside the payloads: retraining it refuses them
+    throw UsageError("attention --out " + o.out_dir + " is a model bundle; name a folder of its own (" + o.out_dir +
+                     "/attention, as eval --dump-attention writes)");
+  }
   auto model = load_classifier(bundle);
   model->set_threads(o.threads > 0 ? o.threads : default_thread_count());
   std::vector<std::string> titles;
@@ -34,7 +39,7 @@ void run_attention(const AttentionOptions& o) {
   dump_attention_into(*model, titles, o.out_dir);
   spdlog::info("attention of {} titles written to {}", titles.size(), o.out_dir);
   if (titles.empty()) {
-    std::printf("0 titles: nothing dumped into %s\n", o.out_dir.c_str());
+    std::printf("0 titles: nothing dumped, and %s holds no dump now\n", o.out_dir.c_str());
   } else {
     std::printf("%zu titles: %s/{0..%zu}.{json,npy,html}\n", titles.size(), o.out_dir.c_str(), titles.size() - 1);
   }

@@ -55,7 +55,7 @@ void setup_eval(CLI::App& app) {
                   "(families with attention)")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 20));
   add_min_score_option(*cmd, r->min_score,
-                       "Also report coverage and accuracy of the titles whose calibrated top score is at least this");
+                       "Also report coverage and accuracy of the titles whose top score (calibrated unless --uncalibrated) is at least this");
   cmd->add_flag("--fit-calibration", r->fit_calibration,
                 "Fit the temperature on dev (--split dev) and store it in the bundle (for bundles trained without it)");
   cmd->add_flag("--uncalibrated", r->uncalibrated, "Ignore the bundle's calibration (to compare before and after)");

@@ -29,10 +29,24 @@ ClassMetrics class_metrics(const Metrics& m, int c) {
 }
 
 // Pads a UTF-8 string to a display width, counting CJK characters as two columns.
+std::size_t shown_width(char32_t cp) { return cp >= 0x1100 ? 2 : 1; }  // CJK takes two columns
+
 std::string pad(const std::string& s, std::size_t width) {
   std::size_t shown = 0;
-  for (char32_t cp : decode_utf8(s)) shown += cp >= 0x1100 ? 2 : 1;
+  for (char32_t cp : decode_utf8(s)) shown += shown_width(cp);
   return s + std::string(width > shown ? width - shown : 0, ' ');
+}
+
+// The whole characters of s that fit in width columns (cutting bytes split a character).
+std::string cut(const std::string& s, std::size_t width) {
+  std::u32string kept;
+  std::size_t shown = 0;
+  for (char32_t cp : decode_utf8(s)) {
+    if (shown + shown_width(cp) > width) break;
+    shown += shown_width(cp);
+    kept += cp;
+  }
+  return encode_utf8(kept);
 }
 
 std::string fixed(double v, int decimals) {
@@ -211,7 +225,7 @@ std::string format_metrics_table(const Metrics& m) {
   }
   const bool show_unknown = m.unknown > 0;
   out += "\nconfusion (rows = true, columns = predicted)\n" + pad("", 15);
-  for (std::size_t c = 0; c < m.labels.size(); ++c) out += pad(m.labels[c].substr(0, 6), 7);
+  for (std::size_t c = 0; c < m.labels.size(); ++c) out += pad(cut(m.labels[c], 6), 7);
   if (show_unknown) out += "unknown";
   out += "\n";
   for (std::size_t r = 0; r < m.labels.size(); ++r) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -57,6 +58,15 @@ const std::map<std::string, Route>& routes() {
 bool has_body(const httplib::Request& req) {
   return req.has_header("Transfer-Encoding") ||
          (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
+}
+
+// "chunked", whatever its case and surrounding blanks: the one transfer coding httplib reads.
+bool is_chunked_only(std::string value) {
+  const auto blank = [](char c) { return c == ' ' || c == '\t'; };
+  while (!value.empty() && blank(value.back())) value.pop_back();
+  value.erase(0, std::min(value.size(), value.find_first_not_of(" \t")));
+  std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return value == "chunked";
 }
 
 void send_error(httplib::Response& res, int status, const std::string& code, const std::string& message) {
@@ -206,6 +216,17 @@ httplib::Server::HandlerResponse Server::Impl::pre_route(const httplib::Request&
   }
   if (!req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) {
     return reply(411, "length_required", "send the body with a Content-Length");
+  }
+  // Where the body ends must be beyond doubt (RFC 9112 6.3): with two lengths, or a length and
+  // a transfer coding, a proxy and this server could disagree, and the rest of one request be
+  // read as another (smuggled). httplib reads the first Content-Length, and a coding list it
+  // does not know ("gzip, chunked") until the connection closes.
+  if (req.get_header_value_count("Content-Length") > 1 || req.get_header_value_count("Transfer-Encoding") > 1 ||
+      (req.has_header("Content-Length") && req.has_header("Transfer-Encoding"))) {
+    return reply(400, "bad_request", "the body's length is given twice (Content-Length, Transfer-Encoding)");
+  }
+  if (req.has_header("Transfer-Encoding") && !is_chunked_only(req.get_header_value("Transfer-Encoding"))) {
+    return reply(501, "not_implemented", "Transfer-Encoding: only chunked is understood");
   }
   // Refused before reading: httplib would otherwise read and drop the whole declared body.
   const std::string length = req.get_header_value("Content-Length");

@@ -163,6 +163,10 @@ nlohmann::json TfidfRfClassifier::train(const TrainContext& ctx) {
   const double subword_seconds = settings_.subword ? watch.seconds() : 0.0;
   fit_vocabulary(data.titles);
   const CsrMatrix x = vectorize(data.titles);
+  if (x.cols == 0) {  // a forest of no features answers one class for every title
+    throw ConfigError("min_df", "no n-gram occurs in " + std::to_string(settings_.tfidf.min_df) +
+                                    " training titles or more: no features to learn from; lower min_df");
+  }
   const double vectorise_seconds = watch.seconds();
   const double nnz_per_title = static_cast<double>(x.nnz()) / static_cast<double>(x.rows());
   spdlog::info("tfidf-rf: {} titles, {} features, {:.1f} non-zeros per title, vectorised in {:.2f} s",

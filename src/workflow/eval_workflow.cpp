@@ -427,7 +427,8 @@ EvalRun run_eval(const EvalRequest& r) {
   if (r.min_score >= 0) metrics["abstention"] = abstention_json(selective_of(outcome, r.min_score));
   name_stages(metrics, bundle.manifest().training);
   write_eval_files(out, outcome, metrics, data, labels,
-                   figure_caption(bundle.dir(), model->family(), path));
+                   figure_caption(bundle.dir(), model->family(), path) +
+                       (r.uncalibrated || r.fit_calibration ? " (uncalibrated)" : ""));
   if (r.dump_attention > 0) dump_attention_of(*model, data, outcome, r.dump_attention, out_dir + "/attention");
   return {model->family(), path, outcome.metrics, metrics};
 }

@@ -31,6 +31,9 @@ assert_contains "$dir/bad.err" "calibrate"
 "$NEWSCLS_BIN" eval --model-dir "$dir/raw" --data "$dir/data" --out "$dir/raw_eval/metrics.json" >/dev/null
 assert_eq "$(json_get "$dir/raw_eval/metrics.json" "round(j['ece'], 6)")" "$(json_get "$dir/unc/metrics.json" "round(j['ece'], 6)")" "uncalibrated ECE"
 assert_eq "$(json_get "$dir/model/metrics.json" "j['accuracy']")" "$(json_get "$dir/unc/metrics.json" "j['accuracy']")" "accuracy kept"
+# Its figures say so: the two reliability diagrams of a before/after comparison looked alike.
+assert_contains "$dir/unc/reliability.svg" "on test.txt (uncalibrated)"
+assert_not_contains "$dir/model/reliability.svg" "(uncalibrated)"
 
 # eval --fit-calibration stores a temperature in a bundle trained without one; its own figures are
 # the model's before the fit (calibrated false), later evals read it (calibrated true). Dev only.

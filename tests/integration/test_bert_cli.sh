@@ -90,6 +90,10 @@ touch "$dir/att/notes.txt" "$dir/att/7.json"
 assert_eq "0.html 0.json 0.npy 7.json dumps.json notes.txt" "$(LC_ALL=C ls "$dir/att" | tr '\n' ' ' | sed 's/ $//')" \
   "files after a shorter dump"
 
+# Into the bundle itself: refused (its dumps beside the payloads made retraining it refuse).
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" attention --model-dir "$dir/model" --input "$dir/titles.txt" --out "$dir/model"
+assert_contains "$dir/err" "attention --out $dir/model is a model bundle"
+
 # SIGINT stops a long attention dump (exit 130) into that folder: the earlier dump is left as
 # it was (the new one replaced its files one by one, and dumps.json still counted 1).
 for _ in $(seq 1000); do cat "$dir/titles.txt"; done >"$dir/many.txt"

@@ -161,4 +161,13 @@ json.dump(j, open(sys.argv[1], "w"))
 PY
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" info --model-dir "$dir/ft"
 assert_contains "$dir/err" "training.calibration needs a temperature in (0, 100]"
+# A class no training title has is warned of; a min_df that leaves no features is an error
+# (both trained a bundle without a word: the second answered one class for every title).
+mkdir -p "$dir/gap" && cp "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny/"*.txt "$dir/gap/"
+awk -F'\t' '$2 != 2' "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny/train.txt" >"$dir/gap/train.txt"
+"$NEWSCLS_BIN" train --model tfidf-rf --data "$dir/gap" --out "$dir/gap-model" --set n_trees=2 >/dev/null 2>"$dir/err" ||
+  { cat "$dir/err" >&2; fail "training without class 2"; }
+assert_contains "$dir/err" "no training title of class $(sed -n 3p "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny/class.txt") (2)"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$dir/gap" --out "$dir/nofeat" --set min_df=100000
+assert_contains "$dir/err" "config key 'min_df': no n-gram occurs in 100000 training titles"
 echo "test_cli_errors: ok"

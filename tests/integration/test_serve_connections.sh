@@ -70,6 +70,21 @@ for head, first in ((long_target, b"414"), (long_header, b"400")):
 statuses, _ = exchange(b"\n" * 2000)
 assert statuses == [b"400"], statuses[:5]
 
+# A body whose end is in doubt (two lengths; a length and a coding; a coding list httplib does
+# not read) is refused and the connection closed: the second half, a request, never runs (it
+# was answered, smuggled past the first Content-Length).
+for head, first in ((b"POST /v1/classify HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\nContent-Length: %d\r\n\r\n"
+                     % (len(body), len(body) + len(inner)), b"400"),
+                    (b"POST /v1/classify HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     % len(body), b"400"),
+                    (b"POST /v1/classify HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", b"501")):
+    statuses, data = exchange(head + body + inner)
+    assert statuses == [first] and b"\r\nConnection: close\r\n" in data, (first, statuses, data[:300])
+# "chunked" in another case is still chunked.
+chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+statuses, data = exchange(b"POST /v1/classify HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\nConnection: close\r\n\r\n" + chunked)
+assert statuses == [b"200"] and b'"results"' in data, data[:300]
+
 # "Expect: 100-continue" with a body over the limit: 413 at once, no "100 Continue".
 statuses, _ = exchange(b"POST /v1/classify HTTP/1.1\r\nHost: x\r\nContent-Length: 99999\r\nExpect: 100-continue\r\n\r\n")
 assert statuses == [b"413"], statuses

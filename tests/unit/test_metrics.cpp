@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "newscls/metrics.h"
+#include "newscls/utf8.h"
 
 namespace newscls {
 namespace {
@@ -51,6 +52,15 @@ TEST(Metrics, JsonAndTableCarryTheNumbers) {
   const std::string table = format_metrics_table(m);
   EXPECT_NE(table.find("accuracy 0.5000"), std::string::npos);
   EXPECT_NE(table.find("体育"), std::string::npos);
+}
+
+// The confusion matrix's column heads are cut to 6 columns by whole characters: a cut by bytes
+// split "x娱乐新闻" inside a character and the table was no longer UTF-8.
+TEST(Metrics, TableColumnHeadsCutByWholeCharacters) {
+  const LabelSet labels{{"x娱乐新闻", "b"}};
+  const std::string table = format_metrics_table(compute_metrics({0, 1}, {0, 1}, labels));
+  EXPECT_TRUE(is_valid_utf8(table));
+  EXPECT_NE(table.find("x娱乐  "), std::string::npos);
 }
 
 TEST(Metrics, ClassNeverPredictedHasZeroPrecisionNotNan) {
