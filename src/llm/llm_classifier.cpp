@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <unordered_map>
 #include <utility>
 
@@ -78,6 +79,13 @@ nlohmann::json LlmClassifier::train(const TrainContext& ctx) {
     examples = draw_few_shot(*ctx.train, ctx.labels->size(), config_.few_shot, ctx.seed);
   }
   adopt_prompt(Prompt::build(label_names_for(*ctx.labels), config_.request.json_mode, std::move(examples)));
+  // A relative cache path is the one named from here: stored as such, a bundle used from another
+  // folder made a new, empty cache there and paid for every answer again.
+  if (!config_.cache_path.empty() && config_.cache_enabled() && std::filesystem::path(config_.cache_path).is_relative()) {
+    config_.cache_path = std::filesystem::absolute(config_.cache_path).lexically_normal().string();
+    config_json_["cache_path"] = config_.cache_path;
+    spdlog::info("llm: the response cache is {} (stored so in the bundle)", config_.cache_path);
+  }
   spdlog::info("llm: prompt {} with {} few-shot examples; no weights to train", prompt().version(),
                prompt().few_shot().size());
   return {{"weights", "none"},

@@ -110,4 +110,9 @@ common=(--set "base_url=$LLM_URL" --set "cache_path=$cache" --set concurrency=8)
 assert_eq 40 "$(server_stat "j['json_mode_requests']")" "JSON mode requests"
 assert_eq 1.0 "$(json_get "$dir/json/metrics.json" "j['accuracy']")" "JSON mode accuracy"
 assert_eq 400 "$(run_stat "$dir/json/metrics.json" cached_tokens)" "OpenAI cached tokens"
+# A relative cache_path is stored as the file it named at training: used from another folder,
+# the bundle made an empty cache there and asked every title again.
+(cd "$dir" && "$NEWSCLS_BIN" train --model llm --data data --out rel --set "base_url=$LLM_URL" --set cache_path=rel.sqlite \
+  --set limit=10 >/dev/null 2>"$dir/rel.err") || { cat "$dir/rel.err"; fail "relative cache_path"; }
+assert_eq "$dir/rel.sqlite" "$(json_get "$dir/rel/manifest.json" "j['config']['cache_path']")" "the stored cache path"
 echo "ok"
