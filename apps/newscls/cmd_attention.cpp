@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include <spdlog/spdlog.h>
@@ -14,6 +15,8 @@
 #include "newscls/workflow.h"
 
 namespace newscls::app {
+
+namespace fs = std::filesystem;
 namespace {
 
 struct AttentionOptions {
@@ -22,14 +25,38 @@ struct AttentionOptions {
   int threads = 0;
 };
 
+// Dumps in a bundle's folder (its top, or a subfolder other than attention/, where eval
+// --dump-attention writes) are files it does not know: retraining the bundle refuses them.
+bool is_newscls_bundle(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_regular_file(dir / "manifest.json", ec)) return false;
+  try {
+    Bundle::read_manifest(dir.string());
+    return true;
+  } catch (const Error&) {
+    return false;  // another program's manifest.json
+  }
+}
+
+void refuse_out_in_bundle(const std::string& out) {
+  std::error_code ec;
+  const fs::path target = fs::weakly_canonical(fs::absolute(out, ec), ec);
+  if (ec) return;
+  for (fs::path dir = target; !dir.empty(); dir = dir.parent_path()) {
+    const bool own_folder = dir != target && target == dir / "attention";
+    if (!own_folder && is_newscls_bundle(dir)) {
+      throw UsageError("attention --out " + out + " lies in the model bundle " + dir.string() +
+                       "; name a folder outside it, or " + (dir / "attention").string());
+    }
+    if (dir == dir.parent_path()) break;
+  }
+}
+
 void run_attention(const AttentionOptions& o) {
   const Bundle bundle = Bundle::open(o.model_dir);
   const Family& family = family_of_bundle(bundle);
   if (!family.has_attention()) throw UsageError("model family '" + family.name() + "' has no attention weights to dump");
-  if (is_bundle_file(o.out_dir + "/manifest.json")) {  // its dumps beside the payloads: retraining it refuses them
-    throw UsageError("attention --out " + o.out_dir + " is a model bundle; name a folder of its own (" + o.out_dir +
-                     "/attention, as eval --dump-attention writes)");
-  }
+  refuse_out_in_bundle(o.out_dir);
   auto model = load_classifier(bundle);
   model->set_threads(o.threads > 0 ? o.threads : default_thread_count());
   std::vector<std::string> titles;

@@ -219,8 +219,12 @@ std::string folder_of(const std::string& metrics_path) {
 // of the user's to write the other files into (they went into /dev).
 bool is_stream_or_device(const std::string& path) {
   if (path == "-") return true;
+  // A stream's name, whatever it is redirected to (a regular file, then); not /dev/shm's files.
   const std::string normal = fs::path(path).lexically_normal().string();
-  if (normal.rfind("/dev/", 0) == 0 || normal.rfind("/proc/", 0) == 0) return true;
+  for (const char* stream : {"/dev/stdout", "/dev/stderr", "/dev/stdin"}) {
+    if (normal == stream) return true;
+  }
+  if (normal.rfind("/dev/fd/", 0) == 0 || normal.rfind("/proc/", 0) == 0) return true;
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   return !ec && fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status);
@@ -407,6 +411,9 @@ EvalRun run_eval(const EvalRequest& r) {
     data_files = {layout.classes(), layout.train(), layout.dev(), layout.test()};
   }
   refuse_outputs_over_inputs(out, path, bundle, data_files);
+  if (r.dump_attention > 0 && is_stream_or_device(out)) {
+    throw UsageError("--dump-attention writes beside --out: name a metrics file in a folder, not " + out);
+  }
   const LabelSet labels = labels_for(bundle, r);
   const Dataset data = read_labeled_file(path, labels.size(), ReadOptions{r.skip_bad_lines});
   model->set_threads(r.threads > 0 ? r.threads : default_thread_count());

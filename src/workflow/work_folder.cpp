@@ -36,7 +36,7 @@ void record(const std::string& work_dir, const nlohmann::json& settings) {
 void refuse_foreign(const std::string& work_dir) {
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(work_dir, ec))) return;
-  if (!fs::is_directory(fs::symlink_status(work_dir, ec))) {
+  if (!fs::is_directory(fs::status(work_dir, ec))) {  // a link to a folder is a folder here
     throw UsageError(work_dir + " is not a newscls work folder (it is a file), and training keeps its checkpoints "
                      "there: move it, or name another --out");
   }

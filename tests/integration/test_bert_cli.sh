@@ -91,8 +91,12 @@ assert_eq "0.html 0.json 0.npy 7.json dumps.json notes.txt" "$(LC_ALL=C ls "$dir
   "files after a shorter dump"
 
 # Into the bundle itself: refused (its dumps beside the payloads made retraining it refuse).
-expect_exit 2 "$dir/err" "$NEWSCLS_BIN" attention --model-dir "$dir/model" --input "$dir/titles.txt" --out "$dir/model"
-assert_contains "$dir/err" "attention --out $dir/model is a model bundle"
+for out in "$dir/model" "$dir/model/sub"; do
+  expect_exit 2 "$dir/err" "$NEWSCLS_BIN" attention --model-dir "$dir/model" --input "$dir/titles.txt" --out "$out"
+  assert_contains "$dir/err" "attention --out $out lies in the model bundle"
+done
+"$NEWSCLS_BIN" attention --model-dir "$dir/model" --input "$dir/titles.txt" --limit 1 --out "$dir/model/attention" >/dev/null ||
+  fail "attention into the bundle's attention/"
 
 # SIGINT stops a long attention dump (exit 130) into that folder: the earlier dump is left as
 # it was (the new one replaced its files one by one, and dumps.json still counted 1).

@@ -114,5 +114,5 @@ assert_eq 400 "$(run_stat "$dir/json/metrics.json" cached_tokens)" "OpenAI cache
 # the bundle made an empty cache there and asked every title again.
 (cd "$dir" && "$NEWSCLS_BIN" train --model llm --data data --out rel --set "base_url=$LLM_URL" --set cache_path=rel.sqlite \
   --set limit=10 >/dev/null 2>"$dir/rel.err") || { cat "$dir/rel.err"; fail "relative cache_path"; }
-assert_eq "$dir/rel.sqlite" "$(json_get "$dir/rel/manifest.json" "j['config']['cache_path']")" "the stored cache path"
+assert_eq "$(cd "$dir" && pwd -P)/rel.sqlite" "$(json_get "$dir/rel/manifest.json" "j['config']['cache_path']")" "the stored cache path"
 echo "ok"

@@ -27,6 +27,21 @@ assert_contains "$dir/err" "eval writes its predictions.tsv beside metrics.json"
 "$NEWSCLS_BIN" eval --model-dir "$dir/ft" --data "$dir/data" --out /dev/null >/dev/null 2>"$dir/err" ||
   { cat "$dir/err" >&2; fail "eval --out /dev/null"; }
 assert_contains "$dir/err" "/dev/null: metrics only"
+# A FIFO likewise; a file in /dev/shm (a folder like any other) gets its files beside it.
+mkdir "$dir/fifo" && mkfifo "$dir/fifo/m"
+cat "$dir/fifo/m" >"$dir/fifo.out" &
+"$NEWSCLS_BIN" eval --model-dir "$dir/ft" --data "$dir/data" --out "$dir/fifo/m" >/dev/null 2>"$dir/err" ||
+  { cat "$dir/err" >&2; fail "eval --out FIFO"; }
+wait
+assert_eq "m" "$(ls "$dir/fifo")" "files beside a FIFO"
+assert_contains "$dir/fifo.out" '"accuracy"'
+if [[ -d /dev/shm && -w /dev/shm ]]; then
+  shm=$(mktemp -d /dev/shm/newscls-test.XXXXXX)
+  "$NEWSCLS_BIN" eval --model-dir "$dir/ft" --data "$dir/data" --out "$shm/e/metrics.json" >/dev/null 2>"$dir/err" ||
+    { rm -rf "$shm"; cat "$dir/err" >&2; fail "eval --out into /dev/shm"; }
+  [[ -f "$shm/e/predictions.tsv" ]] || { rm -rf "$shm"; fail "no predictions.tsv in /dev/shm"; }
+  rm -rf "$shm"
+fi
 
 # A bundle inside another bundle (a cascade's member, a subfolder) is refused.
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$dir/data" --out "$dir/ft/sub" --set n_trees=2
@@ -48,11 +63,17 @@ assert_contains "$dir/err" "holds files without newscls's record of a training (
 [[ -f "$dir/c.work/notes.txt" ]] || fail "the user's notes were deleted"
 # Keys an import sets, given by hand: refused before training (it wrote a bundle that did not load).
 for key in tokenizer=wordpiece classifier=false; do
-  expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model bert --data "$dir/data" --out "$dir/w" --threads 1 --set "$key"
+  expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model bert --data "$dir/data" --out "$dir/w/" --threads 1 --set "$key"
   assert_contains "$dir/err" "config key '${key%%=*}'"
   assert_not_contains "$dir/err" "epoch"
   [[ ! -e "$dir/w/manifest.json" ]] || fail "a bundle was written with $key"
 done
+# --out "w/": the work folder is w.work beside it (it was w/.work, and w then refused as no bundle).
+[[ -d "$dir/w.work" && ! -e "$dir/w/.work" ]] || fail "the work folder of --out w/ is not w.work"
+# A link to a folder at <out>.work is a folder (it was called a file).
+mkdir "$dir/elsewhere" && ln -s "$dir/elsewhere" "$dir/l.work"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model bert --data "$dir/data" --out "$dir/l" --threads 1 --set tokenizer=wordpiece
+assert_not_contains "$dir/err" "not a newscls work folder"
 # --teacher and --unlabelled belong to distillation (quantize ignored them and recorded a teacher).
 expect_exit 2 "$dir/err" "$NEWSCLS_BIN" compress --model-dir "$dir/ft" --method quantize --out "$dir/q" --teacher "$dir/tf"
 assert_contains "$dir/err" "--teacher is for --method distill only"
