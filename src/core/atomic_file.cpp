@@ -89,6 +89,9 @@ AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(path), final
   tmp_path_ = temp_name(final_path_);
   file_ = std::fopen(tmp_path_.c_str(), "wb");
   if (file_ == nullptr) throw IoError(path, "cannot create: " + errno_text());
+  // The replacement keeps the file's permissions (a 600 file became 644 when saved again).
+  struct stat old {};
+  if (::stat(final_path_.c_str(), &old) == 0 && S_ISREG(old.st_mode)) ::fchmod(::fileno(file_), old.st_mode & 07777);
 }
 
 AtomicOutputFile::~AtomicOutputFile() {

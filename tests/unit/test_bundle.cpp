@@ -230,6 +230,16 @@ TEST(AtomicFile, ALinkKeepsPointingAtItsReplacedFile) {
   EXPECT_EQ(read_file(dir + "/target.json"), "new");
 }
 
+// Saving again keeps the file's permissions: a private (600) output became world-readable.
+TEST(AtomicFile, AReplacedFileKeepsItsPermissions) {
+  const std::string dir = testing::scratch_dir();
+  write_file_atomic(dir + "/private.jsonl", "old");
+  fs::permissions(dir + "/private.jsonl", fs::perms::owner_read | fs::perms::owner_write);
+  write_file_atomic(dir + "/private.jsonl", "new");
+  EXPECT_EQ(read_file(dir + "/private.jsonl"), "new");
+  EXPECT_EQ(fs::status(dir + "/private.jsonl").permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+}
+
 TEST(AtomicFile, ADanglingLinkGetsItsFileCreated) {
   const std::string dir = testing::scratch_dir();
   fs::create_symlink("later.tsv", dir + "/link.tsv");
