@@ -28,9 +28,9 @@ ClassMetrics class_metrics(const Metrics& m, int c) {
   return out;
 }
 
-// Pads a UTF-8 string to a display width, counting CJK characters as two columns.
 std::size_t shown_width(char32_t cp) { return cp >= 0x1100 ? 2 : 1; }  // CJK takes two columns
 
+// Pads a UTF-8 string to a display width.
 std::string pad(const std::string& s, std::size_t width) {
   std::size_t shown = 0;
   for (char32_t cp : decode_utf8(s)) shown += shown_width(cp);
