@@ -27,28 +27,16 @@ struct AttentionOptions {
 
 // Dumps in a bundle's folder (its top, or a subfolder other than attention/, where eval
 // --dump-attention writes) are files it does not know: retraining the bundle refuses them.
-bool is_newscls_bundle(const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::is_regular_file(dir / "manifest.json", ec)) return false;
-  try {
-    Bundle::read_manifest(dir.string());
-    return true;
-  } catch (const Error&) {
-    return false;  // another program's manifest.json
-  }
-}
-
 void refuse_out_in_bundle(const std::string& out) {
+  const std::string holder = bundle_holding(out);
+  if (holder.empty()) return;
   std::error_code ec;
-  const fs::path target = fs::weakly_canonical(fs::absolute(out, ec), ec);
-  if (ec) return;
-  for (fs::path dir = target; !dir.empty(); dir = dir.parent_path()) {
-    const bool own_folder = dir != target && target == dir / "attention";
-    if (!own_folder && is_newscls_bundle(dir)) {
-      throw UsageError("attention --out " + out + " lies in the model bundle " + dir.string() +
-                       "; name a folder outside it, or " + (dir / "attention").string());
-    }
-    if (dir == dir.parent_path()) break;
+  const fs::path own = fs::path(holder) / "attention";
+  const bool own_folder = fs::weakly_canonical(fs::absolute(out, ec), ec) == own &&
+                          bundle_holding(fs::path(holder).parent_path().string()).empty();
+  if (!own_folder) {
+    throw UsageError("attention --out " + out + " lies in the model bundle " + holder + "; name a folder outside it, or " +
+                     own.string());
   }
 }
 

@@ -43,6 +43,14 @@ class AtomicOutputFile {
   bool committed_ = false;
 };
 
+// True for what AtomicOutputFile writes in place instead of replacing: "-" (stdout), a device
+// or FIFO, an open stream (/dev/stdout, /dev/fd/N: anything reached through /proc). Such a
+// path has no folder of the user's beside it.
+bool written_in_place(const std::string& path);
+
+// "runs/x/" as "runs/x": the spelling that names things beside the folder (runs/x.work).
+std::string without_trailing_slashes(std::string dir);
+
 // Creates dir and its parents; IoError when it cannot.
 void make_directories(const std::string& dir);
 

@@ -72,6 +72,10 @@ bool is_bundle_file(const std::string& path);
 // bundle in bundle_dir however it is named (a link): the bundle would no longer load.
 void refuse_output_over_bundle(const std::string& option, const std::string& output, const std::string& bundle_dir);
 
+// The nearest folder at or above path, links resolved, that holds a newscls bundle (another
+// program's manifest.json does not count); empty when there is none.
+std::string bundle_holding(const std::string& path);
+
 class Bundle {
  public:
   static Bundle open(const std::string& dir);

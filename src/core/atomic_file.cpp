@@ -51,6 +51,19 @@ LinkTarget follow_links(const std::string& path) {
 
 }  // namespace
 
+bool written_in_place(const std::string& path) {
+  if (path == "-") return true;
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) return false;
+  return follow_links(path).through_proc || (exists && !S_ISREG(st.st_mode));
+}
+
+std::string without_trailing_slashes(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(path, "cannot open: " + errno_text());
@@ -72,11 +85,9 @@ AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(path), final
     direct_ = true;
     return;
   }
-  const LinkTarget target = follow_links(path);
   struct stat st {};
-  const bool exists = ::stat(path.c_str(), &st) == 0;
-  if (exists && S_ISDIR(st.st_mode)) throw IoError(path, "is a directory");
-  if (target.through_proc || (exists && !S_ISREG(st.st_mode))) {
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw IoError(path, "is a directory");
+  if (written_in_place(path)) {
     // A device or FIFO (/dev/null, a pipe) or an open stream (/dev/stderr is a link to
     // /proc/self/fd/2): written in place, appended to as a shell's >> would, since a rename
     // would replace the device, or the log that stderr is redirected to, with a new file.
@@ -85,7 +96,7 @@ AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(path), final
     direct_ = owns_file_ = true;
     return;
   }
-  final_path_ = target.path;  // a link keeps pointing at the file it names, which is replaced
+  final_path_ = follow_links(path).path;  // a link keeps pointing at the file it names, which is replaced
   tmp_path_ = temp_name(final_path_);
   file_ = std::fopen(tmp_path_.c_str(), "wb");
   if (file_ == nullptr) throw IoError(path, "cannot create: " + errno_text());

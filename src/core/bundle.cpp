@@ -123,23 +123,13 @@ void refuse_foreign_entries(const std::string& dir) {
 }
 
 // A bundle written inside another (a cascade's members/1, a subfolder of a bundle) would replace
-// a part of it, or make it a folder that cannot be replaced: what a newscls manifest names.
+// a part of it, or make it a folder that cannot be replaced.
 void refuse_inside_bundle(const std::string& final_dir) {
   std::error_code ec;
   const fs::path target = fs::weakly_canonical(fs::absolute(final_dir, ec), ec);
   if (ec) return;
-  for (fs::path up = target.parent_path(); !up.empty(); up = up.parent_path()) {
-    if (fs::is_regular_file(up / "manifest.json", ec)) {
-      bool newscls = true;
-      try {
-        Bundle::read_manifest(up.string());
-      } catch (const Error&) {
-        newscls = false;  // another program's manifest.json: an ordinary folder to newscls
-      }
-      if (newscls) throw IoError(final_dir, "lies inside the model bundle " + up.string() + ", which it would change; choose another --out");
-    }
-    if (up == up.parent_path()) break;
-  }
+  const std::string holder = bundle_holding(target.parent_path().string());
+  if (!holder.empty()) throw IoError(final_dir, "lies inside the model bundle " + holder + ", which it would change; choose another --out");
 }
 
 }  // namespace
@@ -227,8 +217,7 @@ void BundleWriter::check_target(const std::string& final_dir) {
   refuse_inside_bundle(final_dir);
 }
 
-BundleWriter::BundleWriter(std::string final_dir) : final_dir_(std::move(final_dir)) {
-  while (final_dir_.size() > 1 && final_dir_.back() == '/') final_dir_.pop_back();
+BundleWriter::BundleWriter(std::string final_dir) : final_dir_(without_trailing_slashes(std::move(final_dir))) {
   check_target(final_dir_);
   const fs::path parent = fs::path(final_dir_).parent_path();
   if (!parent.empty()) make_directories(parent.string());
@@ -278,6 +267,24 @@ Manifest Bundle::read_manifest(const std::string& dir) {
   } catch (const nlohmann::json::exception& e) {
     throw ModelFormatError(manifest_path, std::string("malformed manifest: ") + e.what());
   }
+}
+
+std::string bundle_holding(const std::string& path) {
+  std::error_code ec;
+  const fs::path start = fs::weakly_canonical(fs::absolute(path.empty() ? "." : path, ec), ec);
+  if (ec) return "";
+  for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
+    if (fs::is_regular_file(dir / "manifest.json", ec)) {
+      try {
+        Bundle::read_manifest(dir.string());
+        return dir.string();
+      } catch (const Error&) {
+        // another program's manifest.json: an ordinary folder to newscls
+      }
+    }
+    if (dir == dir.parent_path()) break;
+  }
+  return "";
 }
 
 Bundle Bundle::open(const std::string& dir) {

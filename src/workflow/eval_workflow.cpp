@@ -215,26 +215,11 @@ std::string folder_of(const std::string& metrics_path) {
   return dir.empty() ? "." : dir;
 }
 
-// metrics.json sent to a stream (stdout, /dev/stdout, a pipe) or a device: there is no folder
-// of the user's to write the other files into (they went into /dev).
-bool is_stream_or_device(const std::string& path) {
-  if (path == "-") return true;
-  // A stream's name, whatever it is redirected to (a regular file, then); not /dev/shm's files.
-  const std::string normal = fs::path(path).lexically_normal().string();
-  for (const char* stream : {"/dev/stdout", "/dev/stderr", "/dev/stdin"}) {
-    if (normal == stream) return true;
-  }
-  if (normal.rfind("/dev/fd/", 0) == 0 || normal.rfind("/proc/", 0) == 0) return true;
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  return !ec && fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status);
-}
-
 }  // namespace
 
 void write_eval_files(const std::string& metrics_path, const EvalOutcome& outcome, const nlohmann::json& metrics_json,
                       const Dataset& data, const LabelSet& labels, const std::string& title) {
-  if (is_stream_or_device(metrics_path)) {
+  if (written_in_place(metrics_path)) {
     spdlog::info("{}: metrics only (predictions.tsv and the figures are written beside a metrics file)", metrics_path);
     write_file_atomic(metrics_path, metrics_json.dump(2) + "\n");
     return;
@@ -256,6 +241,18 @@ void write_eval_files(const std::string& metrics_path, const EvalOutcome& outcom
 
 namespace {
 
+// A bundle keeps eval's files at its top and in dev/ (compress's evaluation); in any other
+// folder of it they are files it does not know, and retraining it would refuse to replace it.
+void refuse_folder_inside_bundle(const std::string& out) {
+  const std::string holder = bundle_holding(folder_of(out));
+  if (holder.empty()) return;
+  std::error_code ec;
+  const fs::path folder = fs::weakly_canonical(fs::absolute(folder_of(out), ec), ec);
+  if (folder == fs::path(holder) || folder == fs::path(holder) / "dev") return;
+  throw UsageError("eval --out " + out + " lies in a subfolder of the model bundle " + holder +
+                   ", which could then not be replaced; name a folder outside it, or " + holder + "/metrics.json");
+}
+
 // Before any work: a file eval would write must not be one it reads (the labelled input, the
 // bundle's manifest or a payload) nor a file of the data folder it uses, --out must name a
 // file, not a folder, and not one of the files written beside it.
@@ -268,7 +265,8 @@ void refuse_outputs_over_inputs(const std::string& out, const std::string& input
   for (const auto& payload : bundle.manifest().payloads) read.push_back(bundle.dir() + "/" + payload.first);
   read.insert(read.end(), data_files.begin(), data_files.end());
   std::vector<std::string> written{out};
-  if (!is_stream_or_device(out)) {
+  if (!written_in_place(out)) {
+    refuse_folder_inside_bundle(out);
     for (const char* side : {kPredictionsFile, kConfusionFile, kReliabilityFile, kRiskCoverageFile}) {
       if (fs::path(out).filename() == side) {
         throw UsageError("eval --out " + out + ": eval writes its " + side + " beside metrics.json; name the metrics file otherwise");
@@ -295,7 +293,11 @@ LabelSet labels_for(const Bundle& bundle, const EvalRequest& r) {
   const DataLayout layout = resolve_data_dir(r.data_dir);
   const LabelSet data_labels = read_class_file(layout.classes());
   if (data_labels.names != labels.names) {
-    throw DataError(layout.classes(), 0, "class list differs from the labels the model was trained on");
+    std::size_t line = 0;  // the first line that differs; one past the shorter list's end
+    while (line < data_labels.names.size() && line < labels.names.size() && data_labels.names[line] == labels.names[line]) ++line;
+    const std::string want = line < labels.names.size() ? "'" + labels.names[line] + "'" : "no more classes";
+    throw DataError(layout.classes(), line + 1,
+                    "class list differs from the labels the model was trained on (" + want + " expected here)");
   }
   return labels;
 }
@@ -337,6 +339,24 @@ std::size_t dumped_before(const std::string& dir) {
   return j.is_object() && j.value("titles", nlohmann::json()).is_number_unsigned() ? j["titles"].get<std::size_t>() : 0;
 }
 
+// A file the new dump would replace that no earlier dump wrote (by dir's index) is the
+// user's own: refused, as is a folder in the way, before anything is moved in.
+void refuse_replacing_others(const std::string& staged, const std::string& dir, std::size_t before) {
+  for (const fs::directory_entry& entry : fs::directory_iterator(staged)) {
+    const fs::path target = fs::path(dir) / entry.path().filename();
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(target, ec))) continue;
+    const std::optional<std::size_t> index = dump_index(entry.path().filename());
+    if (fs::is_directory(fs::symlink_status(target, ec))) {
+      throw IoError(target.string(), "is a folder where the dump writes a file; move it, or choose another --out");
+    }
+    if (!index || *index >= before) {
+      throw IoError(target.string(), "was not written by an earlier dump into " + dir +
+                                          " (by its " + kDumpIndex + "); the dump would replace it: move it, or choose another --out");
+    }
+  }
+}
+
 }  // namespace
 
 std::string figure_caption(const std::string& bundle_dir, const std::string& family, const std::string& data_path) {
@@ -358,6 +378,7 @@ void dump_attention_into(Classifier& model, const std::vector<std::string>& titl
     model.dump_attention({titles.begin() + static_cast<std::ptrdiff_t>(first), end}, first, staging.path(), {});
   }
   sync_tree(staging.path());
+  refuse_replacing_others(staging.path(), dir, before);
   for (const fs::directory_entry& entry : fs::directory_iterator(staging.path())) {
     fs::rename(entry.path(), fs::path(dir) / entry.path().filename());
   }
@@ -411,7 +432,7 @@ EvalRun run_eval(const EvalRequest& r) {
     data_files = {layout.classes(), layout.train(), layout.dev(), layout.test()};
   }
   refuse_outputs_over_inputs(out, path, bundle, data_files);
-  if (r.dump_attention > 0 && is_stream_or_device(out)) {
+  if (r.dump_attention > 0 && written_in_place(out)) {
     throw UsageError("--dump-attention writes beside --out: name a metrics file in a folder, not " + out);
   }
   const LabelSet labels = labels_for(bundle, r);

@@ -212,8 +212,7 @@ TrainOutcome train_model(const TrainRequest& request) {
   check_family_options(request);
   check_distributed(request);
   // "x/" as "x": its work folder is x.work beside it, not x/.work inside the bundle's folder.
-  std::string out_dir = request.out_dir.empty() ? "runs/" + request.family : request.out_dir;
-  while (out_dir.size() > 1 && out_dir.back() == '/') out_dir.pop_back();
+  const std::string out_dir = without_trailing_slashes(request.out_dir.empty() ? "runs/" + request.family : request.out_dir);
   if (request.distributed.rank == 0) BundleWriter::check_target(out_dir);
   const CalibrateSetting calibrate = calibrate_setting(request.config_file, request.overrides);
   auto model = make_classifier(request.family);

@@ -17,6 +17,7 @@ head -n 20 "$(shared_data_dir)/test.txt" | cut -f1 >"$dir/unlabelled.txt"
 c="$dir/student/compression.json"
 assert_eq 1 "$(json_get "$c" 'j["settings"]["layers"]')" "student layers"
 assert_eq 20 "$(json_get "$c" 'j["facts"]["unlabelled_titles"]')" "unlabelled titles used"
+assert_eq "1 $dir/data" "$(json_get "$c" '"%s %s" % (j["seed"], j["data"])')" "the seed and data a rerun needs"
 assert_eq True "$(json_get "$c" 'j["after"]["parameters"] < j["before"]["parameters"]')" "fewer parameters"
 assert_eq True "$(json_get "$c" '0 <= j["after"]["test"]["accuracy"] <= 1')" "test accuracy measured"
 # The manifest's test figures (info, serve) are the student's, not missing or its source's.
@@ -49,6 +50,15 @@ echo "央行宣布下调存款准备金率" >"$dir/one.txt"
 "$bin" attention --model-dir "$dir/pruned" --input "$dir/one.txt" --out "$dir/attn" >/dev/null 2>&1 || fail "attention on the pruned bundle"
 heads=$(json_get "$dir/pruned/manifest.json" '", ".join(str(h) for h in j["config"]["heads_per_layer"])')
 assert_contains "$dir/attn/0.html" "2 layers, heads $heads,"
+# A dump replaces its own earlier files, never a user's file of the same name, nor trips on a
+# folder there with a raw filesystem error.
+"$bin" attention --model-dir "$dir/pruned" --input "$dir/one.txt" --out "$dir/attn" >/dev/null 2>&1 || fail "attention again"
+mkdir -p "$dir/mine" "$dir/folder/0.json" && echo "my notes" >"$dir/mine/0.json"
+expect_exit 1 "$dir/err" "$bin" attention --model-dir "$dir/pruned" --input "$dir/one.txt" --out "$dir/mine"
+assert_contains "$dir/err" "was not written by an earlier dump"
+assert_eq "my notes" "$(cat "$dir/mine/0.json")" "the user's own 0.json"
+expect_exit 1 "$dir/err" "$bin" attention --model-dir "$dir/pruned" --input "$dir/one.txt" --out "$dir/folder"
+assert_contains "$dir/err" "is a folder where the dump writes a file"
 # An --out that is not a bundle is refused before the work (it was refused after it).
 mkdir -p "$dir/notes" && echo keep >"$dir/notes/notes.txt"
 expect_exit 1 "$dir/err" "$bin" compress --model-dir "$dir/teacher" --method prune --out "$dir/notes" --data "$dir/data" \

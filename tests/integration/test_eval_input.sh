@@ -12,7 +12,7 @@ python3 -c "import sys; c=open(sys.argv[1]).read().split(); open(sys.argv[1], 'w
   "$dir/swapped/class.txt"
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" eval --model-dir "$dir/ft" --input "$data/test.txt" --data "$dir/swapped" \
   --out "$dir/e/metrics.json"
-assert_contains "$dir/err" "$dir/swapped/class.txt"
+assert_contains "$dir/err" "$dir/swapped/class.txt:1:"
 assert_contains "$dir/err" "class list differs from the labels the model was trained on"
 [[ ! -e "$dir/e" ]] || fail "eval wrote metrics with another class order"
 "$NEWSCLS_BIN" eval --model-dir "$dir/ft" --input "$data/test.txt" --data "$data" --out "$dir/e/metrics.json" \

@@ -49,4 +49,11 @@ assert_contains "$dir/err" "eval --out $dir/o/adir is a folder"
 assert_eq "line 1 3 5" "$(cut -f1 "$dir/g/predictions.tsv" | tr '\n' ' ' | sed 's/ $//')" "predictions.tsv's first column"
 assert_eq "$(sed -n 3p "$data/test.txt" | cut -f1)" "$(sed -n 4p "$dir/g/predictions.tsv" | cut -f5)" "the title of line 5"
 assert_contains "$dir/ft/confusion.svg" "fasttext (ft) on test.txt"
+# Inside a bundle, eval writes at its top or in dev/ only: files in another subfolder made the
+# bundle one that retraining refused to replace.
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" eval --model-dir "$dir/ft" --input "$dir/x.txt" --out "$dir/ft/sub/metrics.json"
+assert_contains "$dir/err" "lies in a subfolder of the model bundle"
+[[ ! -e "$dir/ft/sub" ]] || fail "eval wrote into a subfolder of the bundle before refusing"
+"$NEWSCLS_BIN" eval --model-dir "$dir/ft" --input "$dir/x.txt" --out "$dir/ft/dev/metrics.json" >/dev/null 2>"$dir/err" \
+  || { cat "$dir/err" >&2; fail "eval into the bundle's dev/"; }
 echo "test_eval_outputs: ok"

@@ -169,6 +169,23 @@ TEST(Bundle, RefusesBadChecksumMissingPayloadNewerVersionAndBadManifest) {
   EXPECT_TRUE(contains(error_of([&] { Bundle::open(dir); }), "bad payload name"));
 }
 
+// The bundle a path lies in, at any depth, its own folder included; another program's
+// manifest.json is an ordinary file.
+TEST(Bundle, BundleHoldingFindsTheNearestNewsclsBundle) {
+  const std::string root = testing::scratch_dir();
+  const std::string outer = write_sample_bundle(root + "/outer");
+  const std::string inner = write_sample_bundle(root + "/inner");  // a writer refuses to write inside a bundle
+  fs::create_directories(outer + "/members");
+  fs::rename(inner, outer + "/members/1");
+  EXPECT_EQ(bundle_holding(outer), fs::canonical(outer).string());
+  EXPECT_EQ(bundle_holding(outer + "/attention/new"), fs::canonical(outer).string());
+  EXPECT_EQ(bundle_holding(outer + "/members/1/x"), fs::canonical(outer + "/members/1").string());
+  EXPECT_EQ(bundle_holding(root + "/elsewhere"), "");
+  fs::create_directories(root + "/other");
+  testing::write_text(root + "/other/manifest.json", R"({"name": "not ours"})");
+  EXPECT_EQ(bundle_holding(root + "/other/sub"), "");
+}
+
 TEST(AtomicFile, FoldersOverlapHoweverSpelt) {
   const std::string dir = testing::scratch_dir();
   std::filesystem::create_directories(dir + "/model");
@@ -259,6 +276,19 @@ TEST(AtomicFile, AnOpenStreamIsAppendedToNotReplaced) {
   EXPECT_EQ(read_file(log), "precious\nresult\n");
   EXPECT_EQ(fs::status(log).type(), inode);
   EXPECT_EQ(std::distance(fs::directory_iterator(fs::path(log).parent_path()), fs::directory_iterator()), 1);
+}
+
+// One rule for "is this output a stream?", used by eval to decide whether it has a folder to
+// write its other files into.
+TEST(AtomicFile, WrittenInPlaceAreStreamsAndDevicesOnly) {
+  const std::string dir = testing::scratch_dir();
+  const std::string file = testing::write_text(dir + "/metrics.json", "{}");
+  for (const std::string path : {"-", "/dev/null", "/dev/stdout", "/dev/fd/2", "/proc/self/fd/1"}) {
+    EXPECT_TRUE(written_in_place(path)) << path;
+  }
+  for (const std::string& path : {file, dir, dir + "/absent.json", dir + "/"}) EXPECT_FALSE(written_in_place(path)) << path;
+  EXPECT_EQ(without_trailing_slashes("runs/x//"), "runs/x");
+  EXPECT_EQ(without_trailing_slashes("/"), "/");
 }
 
 TEST(AtomicFile, ADirectoryIsRefused) {
