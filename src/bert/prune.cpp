@@ -203,11 +203,30 @@ std::size_t heads_to_remove(const PruneSettings& s, const PrunePlan& plan, std::
     return k;
   }
   const double want = s.prune_heads < 1 ? std::round(s.prune_heads * static_cast<double>(total_heads)) : s.prune_heads;
+  if (want < 1) {
+    throw ConfigError("prune_heads", nlohmann::json(s.prune_heads).dump() + " of " + std::to_string(total_heads) +
+                                         " heads rounds to none: a compress that removes no head");
+  }
   if (want > static_cast<double>(plan.order.size())) {
     throw ConfigError("prune_heads", "asks for " + std::to_string(static_cast<long long>(want)) + " heads but only " +
                                          std::to_string(plan.order.size()) + " can go (every layer keeps one)");
   }
   return static_cast<std::size_t>(want);
+}
+
+// The parameters and buffers of a model, copied: what restore_state puts back.
+std::vector<torch::Tensor> copy_of_state(torch::nn::Module& model) {
+  std::vector<torch::Tensor> copy;
+  for (const torch::Tensor& t : model.parameters()) copy.push_back(t.detach().clone());
+  for (const torch::Tensor& t : model.buffers()) copy.push_back(t.detach().clone());
+  return copy;
+}
+
+void restore_state(torch::nn::Module& model, const std::vector<torch::Tensor>& copy) {
+  torch::NoGradGuard no_grad;
+  std::size_t i = 0;
+  for (torch::Tensor t : model.parameters()) t.copy_(copy.at(i++));
+  for (torch::Tensor t : model.buffers()) t.copy_(copy.at(i++));
 }
 
 nlohmann::json recover(ClassifierModel model, const Options& options, const PruneSettings& s,
@@ -272,8 +291,17 @@ nlohmann::json prune_bundle(const CompressRequest& r) {
                total_heads, facts["heads_per_layer"].dump(), facts["dev_accuracy_pruned"].get<double>());
   if (s.recover_epochs > 0) {
     const Encoded train = encode(*b.tokenizer, r.train->titles, max_len);
+    const std::vector<torch::Tensor> before_recovery = copy_of_state(*pruned);
     facts["recovery"] = recover(pruned, b.options, s, r, train, dev);
     facts["dev_accuracy_recovered"] = masked_accuracy(pruned, {}, dev_set);
+    // Chosen on dev like every other step: recovery that made dev worse is not kept.
+    const bool keep = facts["dev_accuracy_recovered"].get<double>() >= facts["dev_accuracy_pruned"].get<double>();
+    facts["recovery_kept"] = keep;
+    if (!keep) {
+      restore_state(*pruned, before_recovery);
+      spdlog::warn("prune: recovery lowered dev accuracy ({:.4f} -> {:.4f}); the weights before it are kept",
+                   facts["dev_accuracy_pruned"].get<double>(), facts["dev_accuracy_recovered"].get<double>());
+    }
   }
   facts["figures"] = {"head_importance.svg", "prune_dev_accuracy.svg"};
   facts["compress_seconds"] = watch.seconds();

@@ -134,13 +134,14 @@ struct TinyData {
   }
 };
 
-std::string train_tiny_bundle(const TinyData& data, const std::string& dir) {
+std::string train_tiny_bundle(const TinyData& data, const std::string& dir, const std::vector<std::string>& more = {}) {
   nlohmann::json c = strip_docs(default_config());
   for (const char* kv : {"layers=2", "hidden=32", "heads=4", "ff=64", "max_len=16", "batch_size=8", "epochs=1",
                          "pretrain_epochs=0", "lr=0.003", "vocab_min_count=1", "dropout=0.0",
                          "attention_dropout=0.0", "bigram_buckets=128"}) {
     apply_override(c, kv);
   }
+  for (const std::string& kv : more) apply_override(c, kv);
   auto model = make_classifier();
   model->configure(c);
   TrainContext ctx;
@@ -241,8 +242,23 @@ TEST(BertPrune, GreedyDevDropAndRecoveryRun) {
       data, original, dir + "/pruned", {"max_dev_drop=1", "recover_epochs=1", "recover_max_steps=2"}));
   EXPECT_EQ(facts.at("heads_removed").get<int>(), 6) << "a drop of 1 allows every removable head";
   EXPECT_EQ(facts.at("recovery").at("steps").get<int>(), 2);
-  EXPECT_TRUE(facts.contains("dev_accuracy_recovered"));
+  EXPECT_EQ(facts.at("recovery_kept").get<bool>(),
+            facts.at("dev_accuracy_recovered").get<double>() >= facts.at("dev_accuracy_pruned").get<double>());
   EXPECT_NO_THROW(load_classifier(dir + "/pruned")->predict_batch(data.dev.titles));
+}
+
+// Recovery is chosen on dev like every other step: a recovery that lowers dev accuracy (here
+// a learning rate of 1 on the tiny model) is not kept; the bundle predicts as the pruned model did.
+TEST(BertPrune, RecoveryThatLowersDevAccuracyIsNotKept) {
+  const std::string dir = testing::scratch_dir();
+  TinyData data;
+  const std::string original = train_tiny_bundle(data, dir + "/bert", {"epochs=30", "patience=30", "lr=0.01"});  // above chance, to lose
+  const nlohmann::json facts = compress_bundle(prune_request(
+      data, original, dir + "/pruned", {"prune_heads=2", "recover_epochs=1", "recover_lr=1", "recover_warmup=0"}));
+  ASSERT_LT(facts.at("dev_accuracy_recovered").get<double>(), facts.at("dev_accuracy_pruned").get<double>())
+      << "the setting no longer makes recovery worse: choose another to reach the rule";
+  EXPECT_FALSE(facts.at("recovery_kept").get<bool>());
+  expect_predicts_as_masked(original, dir + "/pruned", facts, data.dev);
 }
 
 TEST(BertPrune, BadSettingsAreRefusedNamingTheKey) {
@@ -270,6 +286,12 @@ TEST(BertPrune, BadSettingsAreRefusedNamingTheKey) {
     ADD_FAILURE() << "accepted 7 of 8 heads with 2 layers";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("'prune_heads'"), std::string::npos) << e.what();
+  }
+  try {  // 1% of 8 heads is none: it compressed nothing, without a word
+    compress_bundle(prune_request(data, original, dir + "/out", {"prune_heads=0.01", "recover_epochs=0"}));
+    ADD_FAILURE() << "accepted a fraction that removes no head";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("rounds to none"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(std::filesystem::exists(dir + "/out"));
 }
