@@ -1,6 +1,7 @@
 #include "newscls/config.h"
 
 #include <cmath>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -52,6 +53,12 @@ void merge_config(nlohmann::json& config, const nlohmann::json& overrides, const
     if (target == config.end()) {
       throw ConfigError(it.key(), "unknown key (in " + origin + ")" + known_keys_text(config));
     }
+    // A number where text is expected is taken as its text, as --set takes it
+    // (max_features_per_split: 16 or "sqrt"); the family's own check judges the text.
+    if (target->is_string() && it.value().is_number()) {
+      *target = it.value().dump();
+      continue;
+    }
     if (!same_kind(*target, it.value())) {
       throw ConfigError(it.key(), std::string("expected ") + type_name(*target) + ", got " +
                                       type_name(it.value()) + " (in " + origin + ")");
@@ -73,6 +80,7 @@ nlohmann::json read_config_file(const std::string& path) {
     }
     return true;
   };
+  if (std::error_code ec; std::filesystem::is_directory(path, ec)) throw IoError(path, "is a folder, not a config file");
   try {
     file_config = nlohmann::json::parse(read_file(path), no_repeated_keys);
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number too large

@@ -30,9 +30,11 @@ std::string parse_labeled_line(const std::string& line, int num_labels, std::str
   const std::size_t tab = line.rfind('\t');
   if (tab == std::string::npos) return "no tab between title and label";
   std::string_view label_text(line.data() + tab + 1, line.size() - tab - 1);
-  if (label_text.empty() || label_text.size() > 9 ||
-      label_text.find_first_not_of("0123456789") != std::string_view::npos) {
+  if (label_text.empty() || label_text.find_first_not_of("0123456789") != std::string_view::npos) {
     return "label '" + std::string(label_text.substr(0, 40)) + "' is not a non-negative integer";
+  }
+  if (label_text.size() > 9) {  // digits only, but too many for a class id (atoi would overflow)
+    return "label " + std::string(label_text.substr(0, 40)) + " out of range 0.." + std::to_string(num_labels - 1);
   }
   label = std::atoi(std::string(label_text).c_str());
   if (label >= num_labels) {
@@ -136,6 +138,9 @@ DataLayout resolve_data_dir(const std::string& flag) {
   if (!named.empty()) {
     DataLayout layout{named};
     if (has_file(layout.classes())) return layout;
+    if (has_file(named)) {
+      throw IoError(named, "is a file; " + source + " names a folder holding class.txt, train.txt, dev.txt and test.txt");
+    }
     throw IoError(named, "no class.txt in this data folder (named by " + source + ")");
   }
   const std::vector<std::string> candidates = {"data/thucnews", "../shared/data/thucnews"};

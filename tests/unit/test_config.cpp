@@ -73,6 +73,20 @@ TEST(Config, FileWithARepeatedKeyOrNoObjectIsRefused) {
   EXPECT_EQ(c["n_trees"], 9);
   const std::string list = testing::write_text(testing::scratch_dir() + "/list.json", "[1, 2]");
   EXPECT_NE(io_error_of([&] { merge_config_file(c, list); }).find("must hold a JSON object"), std::string::npos);
+  const std::string folder = testing::scratch_dir();  // was "not valid JSON"
+  EXPECT_NE(io_error_of([&] { merge_config_file(c, folder); }).find("is a folder, not a config file"), std::string::npos);
+}
+
+// A number where text is expected is its text, in a file as on the command line
+// (tfidf-rf's max_features_per_split: 16 or "sqrt"); it was refused as the wrong type.
+TEST(Config, ANumberInAFileIsTakenAsTextWhereTextIsExpected) {
+  nlohmann::json c = sample();
+  merge_config_file(c, testing::write_text(testing::scratch_dir() + "/n.json", R"({"loss": 16})"));
+  EXPECT_EQ(config_string(c, "loss"), "16");
+  apply_override(c, "loss=0.5");
+  EXPECT_EQ(config_string(c, "loss"), "0.5");
+  EXPECT_THROW(merge_config_file(c, testing::write_text(testing::scratch_dir() + "/b.json", R"({"n_trees": "7"})")),
+               ConfigError);  // text where a number is expected is still refused
 }
 
 // configs/<family>.json documents the defaults compiled into the binary: they must agree.

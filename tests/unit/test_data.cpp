@@ -37,6 +37,8 @@ TEST(DataReader, NamesFileAndLineOfEachKindOfBadLine) {
             dir + "/num.txt:1: label 'x1' is not a non-negative integer");
   EXPECT_EQ(data_error_message(write_text(dir + "/range.txt", "a\t1\nb\t2\nc\t10\n"), 10),
             dir + "/range.txt:3: label 10 out of range 0..9");
+  EXPECT_EQ(data_error_message(write_text(dir + "/long.txt", "a\t12345678901234567890\n"), 10),
+            dir + "/long.txt:1: label 12345678901234567890 out of range 0..9");  // was "not a non-negative integer"
   EXPECT_EQ(data_error_message(write_text(dir + "/empty.txt", " \t1\n"), 10), dir + "/empty.txt:1: empty title");
   EXPECT_EQ(data_error_message(write_text(dir + "/utf.txt", "a\t1\n\xC3\x28\t1\n"), 10),
             dir + "/utf.txt:2: title is not valid UTF-8");
@@ -88,6 +90,14 @@ TEST(TitleReader, StreamsTitlesDroppingLabelsAndCr) {
 
 TEST(DataLayoutSearch, FlagWithoutClassFileIsRefused) {
   EXPECT_THROW(resolve_data_dir(scratch_dir()), IoError);
+  // --data naming a file (train.txt, say) says so: "no class.txt in this data folder" misled.
+  const std::string file = write_text(scratch_dir() + "/train.txt", "a\t1\n");
+  try {
+    resolve_data_dir(file);
+    ADD_FAILURE() << "a file accepted as the data folder";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a file; --data names a folder"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
