@@ -40,7 +40,7 @@ nlohmann::json prune_defaults() {
                      "lost when the head alone is masked"},
       {"recompute", "re-measure the remaining heads' importance after each removal"},
       {"importance_titles", "dev titles used to measure importance (the first N); 0 = all"},
-      {"recover_epochs", "fine-tuning epochs on train after the removal (best dev macro-F1 epoch kept); 0 = none. "
+      {"recover_epochs", "fine-tuning epochs on train after the removal (best dev macro-F1 epoch kept, none if dev accuracy falls); 0 = none. "
                          "Default bundle, 4 of 8 heads: dev 0.8967 without, 0.9108 after one epoch (0.9150 unpruned)"},
       {"recover_lr", "peak AdamW learning rate of the recovery fine-tuning; 1e-4 beat 3e-4 on dev after 300 steps "
                      "(0.9087 vs 0.9077)"},
