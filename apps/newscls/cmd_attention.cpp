@@ -25,19 +25,26 @@ struct AttentionOptions {
   int threads = 0;
 };
 
+// A bundle inside another (a cascade's member) is a part of the outer one: only the outermost
+// bundle's attention/ is a place for dumps.
+fs::path outermost_bundle(std::string holder) {
+  for (;;) {
+    const std::string up = bundle_holding(fs::path(holder).parent_path().string());
+    if (up.empty() || up == holder) return holder;  // "/" is its own parent
+    holder = up;
+  }
+}
+
 // Dumps in a bundle's folder (its top, or a subfolder other than attention/, where eval
 // --dump-attention writes) are files it does not know: retraining the bundle refuses them.
 void refuse_out_in_bundle(const std::string& out) {
   const std::string holder = bundle_holding(out);
   if (holder.empty()) return;
+  const fs::path outer = outermost_bundle(holder);
   std::error_code ec;
-  const fs::path own = fs::path(holder) / "attention";
-  const bool own_folder = fs::weakly_canonical(fs::absolute(out, ec), ec) == own &&
-                          bundle_holding(fs::path(holder).parent_path().string()).empty();
-  if (!own_folder) {
-    throw UsageError("attention --out " + out + " lies in the model bundle " + holder + "; name a folder outside it, or " +
-                     own.string());
-  }
+  if (fs::weakly_canonical(fs::absolute(out, ec), ec) == outer / "attention") return;
+  throw UsageError("attention --out " + out + " lies in the model bundle " + outer.string() + "; name a folder outside it, or " +
+                   (outer / "attention").string());
 }
 
 void run_attention(const AttentionOptions& o) {

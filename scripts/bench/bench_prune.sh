@@ -49,6 +49,7 @@ print("head importance (per layer):", [[round(v, 3) for v in l] for l in m["head
 print("dev accuracy by heads removed (masked):", [round(v, 4) for v in m["dev_accuracy_by_heads_removed"]])
 print("dev accuracy pruned, before recovery: %.4f" % m["dev_accuracy_pruned"])
 if "dev_accuracy_recovered" in m:
-    print("dev accuracy after recovery: %.4f (%s)" % (m["dev_accuracy_recovered"], json.dumps(m["recovery"].get("history"))))
+    print("dev accuracy after recovery: %.4f (%s)%s" % (m["dev_accuracy_recovered"], json.dumps(m["recovery"].get("history")),
+          "" if m.get("recovery_kept", True) else "; not kept: it lowered dev accuracy"))
 print(json.dumps({k: v for k, v in c.items() if k != "settings"}, indent=1, sort_keys=True))
 PY

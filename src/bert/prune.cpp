@@ -196,37 +196,35 @@ PrunePlan plan_removal(LoadedBert& b, const ScoredTitles& importance_set, const 
   return plan;
 }
 
-std::size_t heads_to_remove(const PruneSettings& s, const PrunePlan& plan, std::int64_t total_heads) {
-  if (s.max_dev_drop >= 0) {
-    std::size_t k = 0;
-    while (k + 1 < plan.dev_accuracy.size() && plan.dev_accuracy[0] - plan.dev_accuracy[k + 1] <= s.max_dev_drop) ++k;
-    return k;
-  }
-  const double want = s.prune_heads < 1 ? std::round(s.prune_heads * static_cast<double>(total_heads)) : s.prune_heads;
+// prune_heads as a count, checked against the architecture before any head is measured
+// (minutes on a full model); 0 under max_dev_drop, whose count the plan decides.
+std::size_t requested_heads(const PruneSettings& s, const Architecture& arch) {
+  if (s.max_dev_drop >= 0) return 0;
+  std::int64_t total = 0;
+  for (std::int64_t l = 0; l < arch.layers; ++l) total += layer_heads(arch, l);
+  const std::int64_t removable = total - arch.layers;  // every layer keeps one
+  const double want = s.prune_heads < 1 ? std::round(s.prune_heads * static_cast<double>(total)) : s.prune_heads;
   if (want < 1) {
-    throw ConfigError("prune_heads", nlohmann::json(s.prune_heads).dump() + " of " + std::to_string(total_heads) +
+    throw ConfigError("prune_heads", nlohmann::json(s.prune_heads).dump() + " of " + std::to_string(total) +
                                          " heads rounds to none: a compress that removes no head");
   }
-  if (want > static_cast<double>(plan.order.size())) {
+  if (want > static_cast<double>(removable)) {
     throw ConfigError("prune_heads", "asks for " + std::to_string(static_cast<long long>(want)) + " heads but only " +
-                                         std::to_string(plan.order.size()) + " can go (every layer keeps one)");
+                                         std::to_string(removable) + " can go (every layer keeps one)");
   }
   return static_cast<std::size_t>(want);
 }
 
-// The parameters and buffers of a model, copied: what restore_state puts back.
-std::vector<torch::Tensor> copy_of_state(torch::nn::Module& model) {
-  std::vector<torch::Tensor> copy;
-  for (const torch::Tensor& t : model.parameters()) copy.push_back(t.detach().clone());
-  for (const torch::Tensor& t : model.buffers()) copy.push_back(t.detach().clone());
-  return copy;
-}
-
-void restore_state(torch::nn::Module& model, const std::vector<torch::Tensor>& copy) {
-  torch::NoGradGuard no_grad;
-  std::size_t i = 0;
-  for (torch::Tensor t : model.parameters()) t.copy_(copy.at(i++));
-  for (torch::Tensor t : model.buffers()) t.copy_(copy.at(i++));
+// Under max_dev_drop: the most heads whose removal keeps dev accuracy within the drop.
+std::size_t heads_within_drop(const PruneSettings& s, const PrunePlan& plan) {
+  std::size_t k = 0;
+  while (k + 1 < plan.dev_accuracy.size() && plan.dev_accuracy[0] - plan.dev_accuracy[k + 1] <= s.max_dev_drop) ++k;
+  if (k == 0) {
+    spdlog::warn("prune: no head can go within max_dev_drop {} (the first removal costs {:.4f} of dev accuracy); "
+                 "the bundle written is the model unpruned",
+                 s.max_dev_drop, plan.dev_accuracy.size() > 1 ? plan.dev_accuracy[0] - plan.dev_accuracy[1] : 0.0);
+  }
+  return k;
 }
 
 nlohmann::json recover(ClassifierModel model, const Options& options, const PruneSettings& s,
@@ -257,6 +255,7 @@ nlohmann::json prune_bundle(const CompressRequest& r) {
   const Stopwatch watch;
   auto rng = std::make_shared<MaskRng>(r.seed);
   LoadedBert b = load_bert(r.model_dir, rng);
+  const std::size_t requested = requested_heads(s, b.options.arch);
   if (r.threads > 0) at::set_num_threads(std::min(r.threads, b.options.max_threads));
   const std::int64_t max_len = b.options.arch.max_len;
   const Encoded dev = encode(*b.tokenizer, r.dev->titles, max_len);
@@ -269,7 +268,7 @@ nlohmann::json prune_bundle(const CompressRequest& r) {
   const PrunePlan plan = plan_removal(b, importance_set, dev_set, s);
   std::int64_t total_heads = 0;
   for (std::int64_t l = 0; l < b.options.arch.layers; ++l) total_heads += layer_heads(b.options.arch, l);
-  const std::size_t k = heads_to_remove(s, plan, total_heads);
+  const std::size_t k = s.max_dev_drop >= 0 ? heads_within_drop(s, plan) : requested;
   const std::vector<std::pair<std::int64_t, std::int64_t>> removed(plan.order.begin(), plan.order.begin() + k);
   const HeadsKept kept = without(all_heads(b.options.arch), removed);
   Architecture arch;
@@ -291,14 +290,14 @@ nlohmann::json prune_bundle(const CompressRequest& r) {
                total_heads, facts["heads_per_layer"].dump(), facts["dev_accuracy_pruned"].get<double>());
   if (s.recover_epochs > 0) {
     const Encoded train = encode(*b.tokenizer, r.train->titles, max_len);
-    const std::vector<torch::Tensor> before_recovery = copy_of_state(*pruned);
+    const NamedTensors before_recovery = clone_state(named_state(*pruned));
     facts["recovery"] = recover(pruned, b.options, s, r, train, dev);
     facts["dev_accuracy_recovered"] = masked_accuracy(pruned, {}, dev_set);
     // Chosen on dev like every other step: recovery that made dev worse is not kept.
     const bool keep = facts["dev_accuracy_recovered"].get<double>() >= facts["dev_accuracy_pruned"].get<double>();
     facts["recovery_kept"] = keep;
     if (!keep) {
-      restore_state(*pruned, before_recovery);
+      copy_state(before_recovery, named_state(*pruned));
       spdlog::warn("prune: recovery lowered dev accuracy ({:.4f} -> {:.4f}); the weights before it are kept",
                    facts["dev_accuracy_pruned"].get<double>(), facts["dev_accuracy_recovered"].get<double>());
     }

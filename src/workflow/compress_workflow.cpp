@@ -348,7 +348,7 @@ nlohmann::json compress_and_report(const CompressOptions& o, const Family& famil
   const nlohmann::json after_accuracies = calibrate_and_evaluate(o, threads);
 
   nlohmann::json report{{"method", o.method}, {"source", o.model_dir}, {"family", family.name()},
-                        {"data", o.data_dir}, {"seed", o.seed},
+                        {"data", without_trailing_slashes(fs::absolute(splits.layout.dir).lexically_normal().string())}, {"seed", o.seed},
                         {"settings", facts.value("settings", nlohmann::json::object())},
                         {"compress_seconds", compress_seconds}, {"facts", facts}};
   if (!teachers.is_null()) report["teachers"] = teachers;

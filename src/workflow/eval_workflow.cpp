@@ -249,8 +249,21 @@ void refuse_folder_inside_bundle(const std::string& out) {
   std::error_code ec;
   const fs::path folder = fs::weakly_canonical(fs::absolute(folder_of(out), ec), ec);
   if (folder == fs::path(holder) || folder == fs::path(holder) / "dev") return;
-  throw UsageError("eval --out " + out + " lies in a subfolder of the model bundle " + holder +
-                   ", which could then not be replaced; name a folder outside it, or " + holder + "/metrics.json");
+  throw UsageError("eval --out " + out + " lies in a subfolder of the model bundle " + holder + ", which train --out " +
+                   holder + " would then refuse to replace; name a folder outside it");
+}
+
+// "b/nosuch/../metrics.json": making the folders to reach it would leave b/nosuch/ behind (in
+// a bundle, perhaps), so a ".." after a folder that does not exist is refused.
+void refuse_dotdot_through_missing(const std::string& out) {
+  fs::path walked;
+  for (const fs::path& part : fs::path(out).parent_path()) {
+    std::error_code ec;
+    if (part == ".." && !walked.empty() && !fs::exists(walked, ec)) {
+      throw UsageError("eval --out " + out + ": " + walked.string() + " does not exist, so the '..' after it cannot be followed; spell the folder without it");
+    }
+    walked /= part;
+  }
 }
 
 // Before any work: a file eval would write must not be one it reads (the labelled input, the
@@ -266,6 +279,7 @@ void refuse_outputs_over_inputs(const std::string& out, const std::string& input
   read.insert(read.end(), data_files.begin(), data_files.end());
   std::vector<std::string> written{out};
   if (!written_in_place(out)) {
+    refuse_dotdot_through_missing(out);
     refuse_folder_inside_bundle(out);
     for (const char* side : {kPredictionsFile, kConfusionFile, kReliabilityFile, kRiskCoverageFile}) {
       if (fs::path(out).filename() == side) {
@@ -339,20 +353,23 @@ std::size_t dumped_before(const std::string& dir) {
   return j.is_object() && j.value("titles", nlohmann::json()).is_number_unsigned() ? j["titles"].get<std::size_t>() : 0;
 }
 
-// A file the new dump would replace that no earlier dump wrote (by dir's index) is the
-// user's own: refused, as is a folder in the way, before anything is moved in.
-void refuse_replacing_others(const std::string& staged, const std::string& dir, std::size_t before) {
-  for (const fs::directory_entry& entry : fs::directory_iterator(staged)) {
-    const fs::path target = fs::path(dir) / entry.path().filename();
-    std::error_code ec;
-    if (!fs::exists(fs::symlink_status(target, ec))) continue;
-    const std::optional<std::size_t> index = dump_index(entry.path().filename());
-    if (fs::is_directory(fs::symlink_status(target, ec))) {
-      throw IoError(target.string(), "is a folder where the dump writes a file; move it, or choose another --out");
-    }
-    if (!index || *index >= before) {
-      throw IoError(target.string(), "was not written by an earlier dump into " + dir +
-                                          " (by its " + kDumpIndex + "); the dump would replace it: move it, or choose another --out");
+// Before the work: a file a dump of n titles would replace that no earlier dump wrote (by
+// dir's index) is the user's own, and a folder where it writes a file cannot be replaced.
+void refuse_dump_over_others(const std::string& dir, std::size_t n) {
+  const std::size_t before = dumped_before(dir);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const char* extension : {".json", ".npy", ".html"}) {
+      const fs::path target = fs::path(dir) / (std::to_string(i) + extension);
+      std::error_code ec;
+      const fs::file_status status = fs::symlink_status(target, ec);
+      if (!fs::exists(status)) continue;
+      if (fs::is_directory(status)) {
+        throw IoError(target.string(), "is a folder where the dump writes a file; move it, or choose another --out");
+      }
+      if (i >= before) {
+        throw IoError(target.string(), std::string("was not written by an earlier dump into ") + dir + " (by its " +
+                                           kDumpIndex + "); the dump would replace it: move it, or choose another --out");
+      }
     }
   }
 }
@@ -367,6 +384,7 @@ std::string figure_caption(const std::string& bundle_dir, const std::string& fam
 }
 
 void dump_attention_into(Classifier& model, const std::vector<std::string>& titles, const std::string& dir) {
+  refuse_dump_over_others(dir, titles.size());
   make_directories(dir);
   const std::size_t before = dumped_before(dir);
   // Moved into place only when all are written: an interrupted run leaves the earlier dump.
@@ -378,7 +396,6 @@ void dump_attention_into(Classifier& model, const std::vector<std::string>& titl
     model.dump_attention({titles.begin() + static_cast<std::ptrdiff_t>(first), end}, first, staging.path(), {});
   }
   sync_tree(staging.path());
-  refuse_replacing_others(staging.path(), dir, before);
   for (const fs::directory_entry& entry : fs::directory_iterator(staging.path())) {
     fs::rename(entry.path(), fs::path(dir) / entry.path().filename());
   }
@@ -437,6 +454,7 @@ EvalRun run_eval(const EvalRequest& r) {
   }
   const LabelSet labels = labels_for(bundle, r);
   const Dataset data = read_labeled_file(path, labels.size(), ReadOptions{r.skip_bad_lines});
+  if (r.dump_attention > 0) refuse_dump_over_others(folder_of(out) + "/attention", std::min(r.dump_attention, data.size()));
   model->set_threads(r.threads > 0 ? r.threads : default_thread_count());
 
   EvalOptions options;

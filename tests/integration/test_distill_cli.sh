@@ -11,7 +11,7 @@ make_slice "$dir/data" 200 100
 "$bin" import-hf --model-dir "$dir/hf-cls" --out "$dir/teacher" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import-hf"; }
 head -n 20 "$(shared_data_dir)/test.txt" | cut -f1 >"$dir/unlabelled.txt"
 
-"$bin" compress --model-dir "$dir/teacher" --method distill --out "$dir/student" --data "$dir/data" --threads 1 \
+"$bin" compress --model-dir "$dir/teacher" --method distill --out "$dir/student" --data "$dir/data/" --threads 1 \
   --set layers=1 --set init=teacher --set attention_weight=1 --set max_steps=3 --unlabelled "$dir/unlabelled.txt" \
   --speed-titles 20 >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "compress --method distill"; }
 c="$dir/student/compression.json"
@@ -59,6 +59,11 @@ assert_contains "$dir/err" "was not written by an earlier dump"
 assert_eq "my notes" "$(cat "$dir/mine/0.json")" "the user's own 0.json"
 expect_exit 1 "$dir/err" "$bin" attention --model-dir "$dir/pruned" --input "$dir/one.txt" --out "$dir/folder"
 assert_contains "$dir/err" "is a folder where the dump writes a file"
+# eval --dump-attention checks before its work: no metrics are written beside a refused dump.
+mkdir -p "$dir/u/attention" && echo "my notes" >"$dir/u/attention/0.json"
+expect_exit 1 "$dir/err" "$bin" eval --model-dir "$dir/pruned" --input "$dir/data/test.txt" --out "$dir/u/metrics.json" --dump-attention 1
+assert_contains "$dir/err" "was not written by an earlier dump"
+[[ ! -e "$dir/u/metrics.json" ]] || fail "eval wrote its metrics before refusing the dump"
 # An --out that is not a bundle is refused before the work (it was refused after it).
 mkdir -p "$dir/notes" && echo keep >"$dir/notes/notes.txt"
 expect_exit 1 "$dir/err" "$bin" compress --model-dir "$dir/teacher" --method prune --out "$dir/notes" --data "$dir/data" \

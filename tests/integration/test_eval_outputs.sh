@@ -54,6 +54,9 @@ assert_contains "$dir/ft/confusion.svg" "fasttext (ft) on test.txt"
 expect_exit 2 "$dir/err" "$NEWSCLS_BIN" eval --model-dir "$dir/ft" --input "$dir/x.txt" --out "$dir/ft/sub/metrics.json"
 assert_contains "$dir/err" "lies in a subfolder of the model bundle"
 [[ ! -e "$dir/ft/sub" ]] || fail "eval wrote into a subfolder of the bundle before refusing"
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" eval --model-dir "$dir/ft" --input "$dir/x.txt" --out "$dir/ft/nosuch/../metrics.json"
+assert_contains "$dir/err" "does not exist, so the '..' after it cannot be followed"
+[[ ! -e "$dir/ft/nosuch" ]] || fail "eval left an empty folder in the bundle"
 "$NEWSCLS_BIN" eval --model-dir "$dir/ft" --input "$dir/x.txt" --out "$dir/ft/dev/metrics.json" >/dev/null 2>"$dir/err" \
   || { cat "$dir/err" >&2; fail "eval into the bundle's dev/"; }
 echo "test_eval_outputs: ok"
