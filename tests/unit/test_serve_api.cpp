@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "newscls/error.h"
 #include "serve/api.h"
 #include "serve/metrics.h"
 #include "serve/models.h"
@@ -90,6 +91,23 @@ TEST(ServeApi, ModelsAreNamedAfterTheirDirectory) {
   EXPECT_EQ(model_name("runs/bert"), "bert");
   EXPECT_EQ(model_name("runs/bert/"), "bert");
   EXPECT_EQ(model_name("/a/b/fasttext//"), "fasttext");
+}
+
+TEST(ServeApi, OneFolderGivenTwiceIsRefusedBeforeLoading) {
+  const ModelLoader must_not_load = [](const std::string& dir, Manifest&) -> std::unique_ptr<Classifier> {
+    ADD_FAILURE() << "loaded " << dir;
+    throw UsageError("not loadable");
+  };
+  for (const std::vector<std::string>& dirs : {std::vector<std::string>{"runs/bert", "runs/bert"},
+                                               {"runs/bert", "runs/bert/"}, {"runs/bert", "./runs//bert"}}) {
+    try {
+      load_model_set(dirs, {}, must_not_load, nullptr);
+      ADD_FAILURE() << dirs[1] << " was taken for a second bundle";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("--model-dir " + dirs[1] + " is the folder runs/bert given again"),
+                std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(ServeMetrics, PrometheusTextHasCountersHistogramsAndGauges) {
