@@ -1,5 +1,6 @@
 // `newscls serve`: the signal handling lives here; the server itself is src/serve.
 #include <malloc.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
@@ -18,7 +19,18 @@ namespace {
 volatile std::sig_atomic_t g_stop = 0;
 volatile std::sig_atomic_t g_reload = 0;
 
-void on_stop(int) { g_stop = 1; }
+constexpr int kExitCutShort = 130;  // as any other newscls command interrupted
+
+// The first SIGINT/SIGTERM drains; a second one, while a drain waits (on a slow LLM, say),
+// stops at once, as the user asked twice.
+void on_stop(int) {
+  if (g_stop) {
+    static const char kMessage[] = "newscls serve: second signal: stopping now, requests in flight are dropped\n";
+    [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+    _exit(kExitCutShort);
+  }
+  g_stop = 1;
+}
 void on_reload(int) { g_reload = 1; }
 
 // Replaces main's SIGINT/SIGTERM handlers: those make long loops throw InterruptedError,
@@ -48,7 +60,7 @@ void run_serve(serve::ServeOptions options) {
   serve::Server server(options);
   server.start();
   server.load();
-  spdlog::info("ready: {} model(s); SIGHUP reloads them, SIGTERM or SIGINT drains and stops",
+  spdlog::info("ready: {} model(s); SIGHUP reloads them, SIGTERM or SIGINT drains and stops (a second one stops at once)",
                options.model_dirs.size());
   while (!g_stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -58,7 +70,7 @@ void run_serve(serve::ServeOptions options) {
       server.reload();
     }
   }
-  spdlog::info("stopping: answering the requests in flight");
+  spdlog::info("stopping: answering the requests in flight (SIGTERM or SIGINT again stops at once)");
   server.shutdown();
   spdlog::info("stopped");
 }
@@ -68,6 +80,8 @@ void run_serve(serve::ServeOptions options) {
 void setup_serve(CLI::App& app) {
   auto o = std::make_shared<serve::ServeOptions>();
   CLI::App* cmd = app.add_subcommand("serve", "Classify titles over HTTP (POST /v1/classify), with micro-batching");
+  cmd->footer("Signals: SIGHUP reloads the bundles (all or none); SIGTERM or SIGINT stops accepting,\n"
+              "answers the requests in flight and exits 0; a second one during that drain stops at once, exit 130.");
   cmd->add_option("--model-dir", o->model_dirs, "Model bundle to serve, named after its directory (repeatable)")
       ->required();
   cmd->add_option("--host", o->host, "Address to listen on")->capture_default_str();

@@ -11,9 +11,7 @@ namespace newscls {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr double kQuietSeconds = 2.0;    // short work draws nothing
 constexpr double kTtyRedraw = 0.2;
-constexpr double kLogInterval = 10.0;    // one log line this often when stderr is no terminal
 
 double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -28,8 +26,8 @@ std::string clock_text(double seconds) {
 
 }  // namespace
 
-Progress::Progress(std::string label, std::size_t total)
-    : label_(std::move(label)), total_(total), start_(Clock::now()), last_draw_(start_),
+Progress::Progress(std::string label, std::size_t total, ProgressPace pace)
+    : label_(std::move(label)), total_(total), pace_(pace), start_(Clock::now()), last_draw_(start_),
       tty_(::isatty(STDERR_FILENO) != 0) {}
 
 Progress::~Progress() { finish(); }
@@ -38,8 +36,8 @@ void Progress::advance(std::size_t n, const std::string& extra) {
   done_ += n;
   if (!extra.empty()) extra_ = extra;
   const auto now = Clock::now();
-  if (seconds_between(start_, now) < kQuietSeconds) return;
-  if (seconds_between(last_draw_, now) < (tty_ ? kTtyRedraw : kLogInterval)) return;
+  if (seconds_between(start_, now) < pace_.quiet_s) return;
+  if (seconds_between(last_draw_, now) < (tty_ ? kTtyRedraw : pace_.log_interval_s)) return;
   last_draw_ = now;
   draw(false);
 }
@@ -47,11 +45,14 @@ void Progress::advance(std::size_t n, const std::string& extra) {
 void Progress::finish() {
   if (finished_) return;
   finished_ = true;
-  if (drawn_) draw(true);
+  // A log line already showing the end is not written again (an llm run's last batch, whose
+  // advance drew it, was logged twice); a terminal's bar still needs its newline.
+  if (drawn_ && (tty_ || done_ != drawn_done_)) draw(true);
 }
 
 void Progress::draw(bool final_line) {
   drawn_ = true;
+  drawn_done_ = done_;
   const double elapsed = seconds_between(start_, Clock::now());
   const double rate = elapsed > 0 ? done_ / elapsed : 0;
   std::string text = label_ + " ";

@@ -311,9 +311,11 @@ void RequestEngine::give_up(Queue& queue, std::size_t job, const HttpResult& res
   ++queue.settled;
   on_give_up(job, describe(result) + " after " + std::to_string(queue.failures[job]) + " attempt(s)");
   if (++queue.consecutive_give_ups >= options_.max_consecutive_failures) {
+    // A success the caller retried had a body it could not use.
+    const std::string last = classify(result) == Outcome::kSuccess ? "a malformed reply" : describe(result);
     throw HttpError(static_cast<int>(result.status),
                     "stopping: " + std::to_string(queue.consecutive_give_ups) +
-                        " titles in a row failed (last: " + describe(result) + " from " + options_.url +
+                        " titles in a row failed (last: " + last + " from " + options_.url +
                         ", after up to " + std::to_string(options_.max_retries) +
                         " retries each); check that the endpoint is up");
   }

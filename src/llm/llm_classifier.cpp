@@ -213,7 +213,13 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
 
   bool answered_now = false;
   std::size_t refused = 0;
+  // Why each title's last reply was unusable, when it was a 2xx whose body was malformed: the
+  // engine knows only its status, and "HTTP 200 after 6 attempt(s)" reads as if 200 failed.
+  std::vector<std::string> malformed(pending.size());
+  std::vector<int> attempts(pending.size(), 0);
   auto on_result = [&](std::size_t job, const HttpResult& result) {
+    ++attempts[job];
+    malformed[job].clear();
     switch (classify(result)) {
       case Outcome::kRetryable: return Verdict::kRetry;
       case Outcome::kFatal:
@@ -228,6 +234,7 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
     std::string why;
     if (!parse_chat_reply(result.body, reply, why)) {
       spdlog::debug("llm: malformed reply ({}), retrying", why);
+      malformed[job] = "a malformed reply (" + why + ")";
       return Verdict::kRetry;
     }
     answered_any_ = answered_now = true;
@@ -240,7 +247,8 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
   };
   std::size_t given_up = 0;
   std::string last_failure;
-  auto on_give_up = [&](std::size_t job, const std::string& why) {
+  auto on_give_up = [&](std::size_t job, std::string why) {
+    if (!malformed[job].empty()) why = malformed[job] + " after " + std::to_string(attempts[job]) + " attempt(s)";
     spdlog::warn("llm: giving up on the title '{}': {}", pending[job].title, why);
     stats_.failed_titles += pending[job].rows.size();
     ++given_up;

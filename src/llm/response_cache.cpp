@@ -4,6 +4,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include <spdlog/fmt/fmt.h>
 #include <sqlite3.h>
 
 #include "newscls/atomic_file.h"
@@ -14,6 +15,8 @@ namespace newscls::llm {
 namespace {
 
 constexpr int kSchemaVersion = 1;
+
+bool is_lock_error(int rc) { return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED; }
 
 std::string env_or_empty(const char* name) {
   const char* value = std::getenv(name);
@@ -42,7 +45,8 @@ std::string resolve_cache_path(const std::string& configured) {
   return ".newscls-llm-cache.sqlite";
 }
 
-ResponseCache::ResponseCache(const std::string& path) : path_(path) {
+ResponseCache::ResponseCache(const std::string& path, int busy_timeout_ms)
+    : path_(path), busy_timeout_ms_(busy_timeout_ms) {
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) make_directories(parent.string());
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
@@ -53,7 +57,7 @@ ResponseCache::ResponseCache(const std::string& path) : path_(path) {
     throw IoError(path, "cannot open the LLM response cache: " + why);
   }
   try {
-    sqlite3_busy_timeout(db_, 10000);
+    sqlite3_busy_timeout(db_, busy_timeout_ms_);
     check_schema_version();
     exec("PRAGMA journal_mode=WAL");
     exec("PRAGMA synchronous=NORMAL");
@@ -94,14 +98,27 @@ void ResponseCache::check_schema_version() {
 }
 
 void ResponseCache::check(int rc, const char* what) {
+  if (is_lock_error(rc)) throw locked_error();
   if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW) {
     throw IoError(path_, std::string("LLM response cache ") + what + " failed: " + sqlite3_errmsg(db_));
   }
 }
 
+// SQLite's "database is locked" once the busy timeout has passed: another process is writing
+// (a lock taken by a write transaction, or BEGIN EXCLUSIVE) and did not finish in that time.
+IoError ResponseCache::locked_error() const {
+  return IoError(path_, fmt::format("LLM response cache is locked: another process (another newscls run?) has kept "
+                                     "it in use for over {:g} s; wait for it to finish, or set cache_path to another file",
+                                     busy_timeout_ms_ / 1000.0));
+}
+
 void ResponseCache::exec(const char* sql) {
   char* message = nullptr;
   const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &message);
+  if (is_lock_error(rc)) {
+    sqlite3_free(message);
+    throw locked_error();
+  }
   if (rc != SQLITE_OK) {
     const std::string why = message ? message : sqlite3_errstr(rc);
     sqlite3_free(message);

@@ -8,7 +8,8 @@
 // messages with the title, temperature, max_tokens, thinking, response_format, extra_body),
 // so any change to what is asked asks again. Rows written under the older key (base_url,
 // model, prompt fingerprint, title) no longer match and are simply never read.
-// Several processes may share one file (busy timeout 10 s).
+// Several processes may share one file: a write waits up to 10 s for another's lock, then fails
+// saying the cache is locked.
 //
 //   ResponseCache cache("~/.cache/newscls/llm-cache.sqlite");
 //   if (auto hit = cache.get(key)) use(hit->content); else cache.put(key, reply);
@@ -18,6 +19,7 @@
 #include <string>
 
 #include "llm/chat_api.h"
+#include "newscls/error.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -28,8 +30,11 @@ std::string cache_key(const std::string& base_url, const std::string& request_bo
 
 class ResponseCache {
  public:
-  // Creates the file and its directory; IoError when it cannot be opened or is not ours.
-  explicit ResponseCache(const std::string& path);
+  static constexpr int kBusyTimeoutMs = 10000;
+
+  // Creates the file and its directory; IoError when it cannot be opened, is not ours, or is
+  // locked by another process for longer than busy_timeout_ms.
+  explicit ResponseCache(const std::string& path, int busy_timeout_ms = kBusyTimeoutMs);
   ~ResponseCache();
   ResponseCache(const ResponseCache&) = delete;
   ResponseCache& operator=(const ResponseCache&) = delete;
@@ -42,7 +47,9 @@ class ResponseCache {
   void exec(const char* sql);
   void check_schema_version();
   void check(int rc, const char* what);
+  IoError locked_error() const;
   std::string path_;
+  int busy_timeout_ms_;
   sqlite3* db_ = nullptr;
   sqlite3_stmt* get_ = nullptr;
   sqlite3_stmt* put_ = nullptr;

@@ -44,8 +44,8 @@ struct RequestLimits {
 
 constexpr int kMaxTopK = 1000;  // as `newscls predict --top-k`
 
-// 400 for malformed JSON, invalid UTF-8, too deep nesting, wrong types, unknown keys or an
-// empty list; 413 for more titles than limits.max_titles.
+// 400 for malformed JSON, invalid UTF-8, too deep nesting, wrong types, unknown or duplicate
+// keys (in any object) or an empty list; 413 for more titles than limits.max_titles.
 ClassifyRequest parse_classify_request(std::string_view body, const RequestLimits& limits);
 
 // Deepest nesting of [ and { outside strings in text (valid JSON or not); counting stops

@@ -1,6 +1,7 @@
 #include "serve/models.h"
 
 #include <filesystem>
+#include <map>
 
 #include "newscls/bundle.h"
 #include "newscls/error.h"
@@ -16,6 +17,22 @@ nlohmann::json describe(const std::string& name, const std::string& family, cons
     if (item.key().rfind("test_", 0) == 0) metrics[item.key()] = item.value();
   }
   return {{"name", name}, {"family", family}, {"labels", manifest.labels}, {"metrics", metrics}};
+}
+
+// Spellings of one folder ("runs/bert", "./runs/bert/", a link to it) are one bundle given
+// twice: the name check below would load it first and then advise renaming a directory.
+void refuse_repeated_dirs(const std::vector<std::string>& dirs) {
+  std::map<std::filesystem::path, std::string> seen;
+  for (const std::string& dir : dirs) {
+    std::error_code error;
+    std::filesystem::path folder = std::filesystem::weakly_canonical(std::filesystem::absolute(dir), error);
+    if (error) folder = std::filesystem::absolute(dir).lexically_normal();
+    if (folder.filename().empty()) folder = folder.parent_path();
+    const auto [first, fresh] = seen.emplace(folder, dir);
+    if (!fresh) {
+      throw UsageError("--model-dir " + dir + " is the folder " + first->second + " given again; give each bundle once");
+    }
+  }
 }
 
 }  // namespace
@@ -52,6 +69,7 @@ std::string model_name(const std::string& dir) {
 
 ModelSet load_model_set(const std::vector<std::string>& dirs, const ModelSettings& settings,
                         const ModelLoader& loader, ServeMetrics* metrics) {
+  refuse_repeated_dirs(dirs);
   ModelSet set;
   for (const std::string& dir : dirs) {
     const std::string name = model_name(dir);

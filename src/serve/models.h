@@ -59,7 +59,8 @@ using ModelSet = std::map<std::string, std::shared_ptr<ServedModel>>;
 // The name a bundle is served under: its directory's last component.
 std::string model_name(const std::string& dir);
 
-// Loads every bundle, or throws the first failure (UsageError for two bundles with one name).
+// Loads every bundle, or throws the first failure (UsageError, before loading any, for one
+// folder given twice; for two bundles with one name).
 ModelSet load_model_set(const std::vector<std::string>& dirs, const ModelSettings& settings,
                         const ModelLoader& loader, ServeMetrics* metrics);
 

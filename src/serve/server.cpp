@@ -60,14 +60,21 @@ bool has_body(const httplib::Request& req) {
          (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
 }
 
-// "chunked", whatever its case and surrounding blanks: the one transfer coding httplib reads.
-bool is_chunked_only(std::string value) {
+// A header's coding name as compared: without surrounding blanks, in lower case.
+std::string coding_name(std::string value) {
   const auto blank = [](char c) { return c == ' ' || c == '\t'; };
   while (!value.empty() && blank(value.back())) value.pop_back();
   value.erase(0, std::min(value.size(), value.find_first_not_of(" \t")));
   std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return value == "chunked";
+  return value;
 }
+
+// "chunked", whatever its case and surrounding blanks: the one transfer coding httplib reads.
+bool is_chunked_only(const std::string& value) { return coding_name(value) == "chunked"; }
+
+// The content codings httplib decodes (built with zlib and brotli), by their exact names;
+// any other name it would read as plain text, so pre_route refuses it.
+bool is_decoded_coding(const std::string& name) { return name == "gzip" || name == "deflate" || name == "br"; }
 
 void send_error(httplib::Response& res, int status, const std::string& code, const std::string& message) {
   res.status = status;
@@ -140,7 +147,7 @@ struct Server::Impl {
   httplib::Server::HandlerResponse fill_error(const httplib::Request& req, httplib::Response& res);
   void access_log(const httplib::Request& req, const httplib::Response& res);
   void classify(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader);
-  std::string read_body(httplib::Response& res, const httplib::ContentReader& reader);
+  std::string read_body(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader);
   ServedModel& pick_model(const ModelSet& set, const std::string& name) const;
   void models_info(httplib::Response& res);
   void health(httplib::Response& res);
@@ -239,6 +246,16 @@ httplib::Server::HandlerResponse Server::Impl::pre_route(const httplib::Request&
   if (req.get_header_value("Content-Type").find("multipart/") != std::string::npos) {
     return reply(415, "unsupported_media_type", "send the titles as a JSON body, not a multipart form");
   }
+  if (req.get_header_value_count("Content-Encoding") > 1) {
+    return reply(415, "unsupported_media_type", "Content-Encoding is given twice; send one coding");
+  }
+  const std::string coding = coding_name(req.get_header_value("Content-Encoding"));
+  if (!coding.empty() && coding != "identity" && !is_decoded_coding(coding)) {
+    return reply(415, "unsupported_media_type", "Content-Encoding \"" + printable(coding) +
+                                                    "\" is not supported; send gzip, deflate, br or an uncompressed body");
+  }
+  // httplib matches the name as sent, and would read "GZIP" as plain text.
+  if (req.has_header("Content-Encoding")) const_cast<httplib::Request&>(req).headers.find("Content-Encoding")->second = coding;
   return httplib::Server::HandlerResponse::Unhandled;
 }
 
@@ -276,7 +293,8 @@ void Server::Impl::access_log(const httplib::Request& req, const httplib::Respon
   g_trace = RequestTrace{};
 }
 
-std::string Server::Impl::read_body(httplib::Response& res, const httplib::ContentReader& reader) {
+std::string Server::Impl::read_body(const httplib::Request& req, httplib::Response& res,
+                                    const httplib::ContentReader& reader) {
   std::string body;
   bool over = false;
   const bool ok = reader([&](const char* data, std::size_t n) {
@@ -295,6 +313,13 @@ std::string Server::Impl::read_body(httplib::Response& res, const httplib::Conte
   const std::string limit = std::to_string(options.max_body_bytes);
   if (over || res.status == 413) throw ApiError(413, "body_too_large", "the request body is over " + limit + " bytes");
   if (res.status == 415) throw ApiError(415, "unsupported_media_type", "unsupported Content-Encoding");
+  // A body that is cut off or stalls ends the connection (the client is gone, or the stream
+  // answered 408): one that arrived whole and still failed did not decode.
+  const std::string coding = req.get_header_value("Content-Encoding");
+  if (!coding.empty() && coding != "identity") {
+    const char* framing = req.has_header("Transfer-Encoding") ? ", or is badly chunked" : "";
+    throw ApiError(400, "bad_encoding", "the request body is not valid " + coding + " data" + framing);
+  }
   throw ApiError(400, "unreadable_body", "the request body could not be read (truncated or badly chunked)");
 }
 
@@ -308,9 +333,9 @@ ServedModel& Server::Impl::pick_model(const ModelSet& set, const std::string& na
   return *it->second;
 }
 
-void Server::Impl::classify(const httplib::Request&, httplib::Response& res, const httplib::ContentReader& reader) {
+void Server::Impl::classify(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
   try {
-    ClassifyRequest request = parse_classify_request(read_body(res, reader), {options.max_titles, 64});
+    ClassifyRequest request = parse_classify_request(read_body(req, res, reader), {options.max_titles, 64});
     g_trace.titles = request.titles.size();
     if (options.log_titles) {
       g_trace.titles_json = nlohmann::json(request.titles).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

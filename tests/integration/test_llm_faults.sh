@@ -14,10 +14,11 @@ llm_slice "$dir/data" 250            # 40 test titles, 4 per class
 mapfile -t titles < <(cut -f1 "$dir/data/test.txt")
 assert_eq 40 "$(printf '%s\n' "${titles[@]}" | sort -u | wc -l)" "distinct titles"
 
+broken="一条每次都得到坏回复的新标题"  # not in the data: only the last predict asks it
 # Title index -> scripted behaviour (a list: one action per attempt, the last repeats).
-python3 - "$dir/script.json" "${titles[@]}" <<'PY'
+python3 - "$dir/script.json" "$broken" "${titles[@]}" <<'PY'
 import json, sys
-path, titles = sys.argv[1], sys.argv[2:]
+path, broken, titles = sys.argv[1], sys.argv[2], sys.argv[3:]
 script = {
     0: "chatty", 1: "chatty_en", 2: "json", 3: "correct_en",
     4: [{"status": 429, "retry_after": "1"}, "correct"],
@@ -33,7 +34,9 @@ script = {
     16: [{"status": 503, "retry_after": "1"}, "correct"],
     17: {"status": 400},           # refused for good once others were answered: that title only
 }
-json.dump({titles[i]: action for i, action in script.items()}, open(path, "w"), ensure_ascii=False)
+actions = {titles[i]: action for i, action in script.items()}
+actions[broken] = "malformed"
+json.dump(actions, open(path, "w"), ensure_ascii=False)
 PY
 start_llm_server "$dir" --truth "$dir/data/test.txt" --classes "$dir/data/class.txt" --script "$dir/script.json"
 common=(--set "base_url=$LLM_URL" --set "cache_path=$dir/cache.sqlite" --set concurrency=6
@@ -105,4 +108,10 @@ assert_eq 6 "$(server_stat "j['requests']")" "server requests on rerun"
 assert_eq 1 "$(attempts_of "${titles[10]}")" "the blank reply's title asked again"
 assert_eq 3 "$(run_stat "$e" unknown_replies)" "the cached unsure reply and the two empty ones again"
 assert_eq 5 "$(json_get "$e" "j['unknown']")" "unknown predictions on rerun"
+
+# A title whose every reply is malformed is given up as such, not as if HTTP 200 had failed.
+echo "$broken" >"$dir/broken.txt"
+expect_exit 1 "$dir/broken.err" "$NEWSCLS_BIN" predict --model-dir "$dir/model" --input "$dir/broken.txt" --output "$dir/broken.jsonl"
+assert_contains "$dir/broken.err" "giving up on the title '$broken': a malformed reply (reply is not a JSON object) after 3 attempt(s)"
+assert_not_contains "$dir/broken.err" "HTTP 200"
 echo "ok"

@@ -79,6 +79,18 @@ python3 -c "import json; print(json.dumps({'titles': ['x'] * 51}))" >"$dir/many.
 expect_error 413 too_many_titles POST /v1/classify --data-binary "@$dir/many.json"
 expect_error 411 length_required POST /v1/classify
 expect_error 415 unsupported_media_type POST /v1/classify -F 'titles=a'
+# A key given twice is refused by name, not read last-wins.
+expect_error 400 duplicate_key POST /v1/classify --data-binary '{"titles": ["a"], "titles": ["b"]}'
+assert_contains "$dir/error.json" 'the key \"titles\" is given twice'
+# Content-Encoding: gzip and deflate (any case) are decoded; an unknown coding is 415 by name,
+# a body that is not what its coding says is named so.
+python3 -c "import gzip,sys,zlib; b=b'{\"titles\": [\"a\"]}'; open(sys.argv[1]+'.gz','wb').write(gzip.compress(b)); open(sys.argv[1]+'.zz','wb').write(zlib.compress(b))" "$dir/body"
+post_json 200 "$dir/gzip.json" "@$dir/body.gz" -H 'Content-Encoding: gzip'
+post_json 200 "$dir/deflate.json" "@$dir/body.zz" -H 'Content-Encoding: Deflate'
+expect_error 415 unsupported_media_type POST /v1/classify -H 'Content-Encoding: foo' --data-binary '{"titles": ["a"]}'
+assert_contains "$dir/error.json" 'Content-Encoding \"foo\" is not supported'
+expect_error 400 bad_encoding POST /v1/classify -H 'Content-Encoding: deflate' --data-binary '{"titles": ["a"]}'
+assert_contains "$dir/error.json" 'not valid deflate data'
 
 # Range is ignored on POST: the whole classify answer comes back.
 curl -s -o "$dir/range.json" -w '%{http_code}' -H 'Range: bytes=0-20' -H 'Content-Type: application/json' \

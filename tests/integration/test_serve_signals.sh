@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # newscls serve and its signals: SIGHUP with a broken bundle keeps the old model serving
 # (and says why), SIGHUP with a good new bundle swaps it in, SIGTERM lets a request in
-# flight finish and exits 0, SIGINT exits 0.
+# flight finish and exits 0, a second SIGTERM during that drain stops at once (exit 130),
+# SIGINT exits 0.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hostile_lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
@@ -23,11 +24,11 @@ start_server "$dir/server.log" --model-dir "$dir/model"
 post_json 200 "$dir/before.json" "$body"
 same_as_predict "$dir/old.jsonl" model "$dir/before.json"
 
-# wait_for_log TEXT: the server log gains a line with TEXT within 30 s.
+# wait_for_log TEXT [LOG]: the server log (LOG, else server.log) gains a line with TEXT within 30 s.
 wait_for_log() {
-  local i
-  for i in $(seq 300); do grep -qF -- "$1" "$dir/server.log" && return 0; sleep 0.1; done
-  cat "$dir/server.log" >&2
+  local i log=${2:-$dir/server.log}
+  for i in $(seq 300); do grep -qF -- "$1" "$log" && return 0; sleep 0.1; done
+  cat "$log" >&2
   fail "the server never logged '$1'"
 }
 
@@ -60,6 +61,23 @@ wait "$client" || fail "the request in flight failed during the drain"
 same_as_predict "$dir/new.jsonl" model "$dir/in_flight.json"
 assert_contains "$dir/drain.log" "stopped"
 if curl -s -o /dev/null "$base/healthz"; then fail "the server still answers after SIGTERM"; fi
+
+# --- a second SIGTERM during the drain stops at once: exit 130, the request in flight dropped ---
+start_server "$dir/cut.log" --model-dir "$dir/model" --max-batch 1000 --max-wait-ms 10000
+curl -s -o /dev/null -H 'Content-Type: application/json' --data-binary "$body" "$base/v1/classify" &
+client=$!
+sleep 0.4
+kill -TERM "$server_pid"
+wait_for_log "stopping: answering the requests in flight" "$dir/cut.log"
+second=$SECONDS
+kill -TERM "$server_pid"
+rc=0
+wait "$server_pid" || rc=$?
+server_pid=""
+assert_eq 130 "$rc" "exit status after a second SIGTERM during the drain"
+(( SECONDS - second <= 2 )) || fail "the second SIGTERM took $((SECONDS - second)) s to stop the server"
+assert_contains "$dir/cut.log" "second signal: stopping now"
+wait "$client" || true
 
 start_server "$dir/int.log" --model-dir "$dir/model"
 stop_server INT

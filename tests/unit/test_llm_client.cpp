@@ -5,6 +5,7 @@
 #include <optional>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "llm/api_key.h"
 #include "llm/chat_api.h"
@@ -206,6 +207,24 @@ TEST(LlmResponseCache, RefusesAFileThatIsNotACache) {
   const std::string path = newscls::testing::write_text(newscls::testing::scratch_dir() + "/x.sqlite",
                                                         std::string(4096, 'x'));
   EXPECT_THROW(ResponseCache cache(path), IoError);
+}
+
+TEST(LlmResponseCache, ACacheLockedByAnotherProcessIsSaidToBeInUse) {
+  const std::string path = newscls::testing::scratch_dir() + "/locked.sqlite";
+  { ResponseCache create(path); }
+  sqlite3* other = nullptr;  // another connection takes the lock as a writing process does
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  try {
+    ResponseCache cache(path, 50);
+    ADD_FAILURE() << "a locked cache was opened";
+  } catch (const IoError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("is locked: another process"), std::string::npos) << what;
+    EXPECT_EQ(what.find("is this a newscls cache file"), std::string::npos) << what;
+  }
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
 }
 
 TEST(LlmApiKey, LoopbackNeedsNoKeyOthersNameTheVariable) {

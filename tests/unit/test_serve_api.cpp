@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "newscls/error.h"
 #include "serve/api.h"
 #include "serve/metrics.h"
 #include "serve/models.h"
@@ -46,6 +47,21 @@ TEST(ServeApi, RejectsBadRequestsWithTheirCodes) {
   EXPECT_EQ(rejection(R"({"titles": ["a", "b", "c"]})", {2, 64}), (R{413, "too_many_titles"}));
 }
 
+TEST(ServeApi, DuplicateKeysAreRefusedByName) {
+  using R = std::pair<int, std::string>;
+  EXPECT_EQ(rejection(R"({"titles": ["a"], "titles": ["b"]})"), (R{400, "duplicate_key"}));
+  EXPECT_EQ(rejection(R"({"titles": ["a"], "top_k": 1, "top_k": 2})"), (R{400, "duplicate_key"}));
+  try {
+    parse_classify_request(R"({"model": "m", "titles": ["a"], "model": "n"})", {});
+    FAIL() << "a duplicated key was accepted";
+  } catch (const ApiError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"model\" is given twice"), std::string::npos) << e.what();
+  }
+  // The same key in two objects is no duplicate, nor a key's name inside a string.
+  EXPECT_EQ(rejection(R"({"titles": ["a"], "model": {"titles": 1}})"), (R{400, "wrong_type"}));
+  EXPECT_EQ(rejection(R"({"titles": ["a", "\"titles\": 1"], "model": "m"})"), (R{200, ""}));
+}
+
 TEST(ServeApi, DeepNestingIsRefusedBeforeParsing) {
   const std::string deep(1000000, '[');  // would overflow a recursive parser's stack
   EXPECT_EQ(rejection(deep).second, "too_deep");
@@ -75,6 +91,23 @@ TEST(ServeApi, ModelsAreNamedAfterTheirDirectory) {
   EXPECT_EQ(model_name("runs/bert"), "bert");
   EXPECT_EQ(model_name("runs/bert/"), "bert");
   EXPECT_EQ(model_name("/a/b/fasttext//"), "fasttext");
+}
+
+TEST(ServeApi, OneFolderGivenTwiceIsRefusedBeforeLoading) {
+  const ModelLoader must_not_load = [](const std::string& dir, Manifest&) -> std::unique_ptr<Classifier> {
+    ADD_FAILURE() << "loaded " << dir;
+    throw UsageError("not loadable");
+  };
+  for (const std::vector<std::string>& dirs : {std::vector<std::string>{"runs/bert", "runs/bert"},
+                                               {"runs/bert", "runs/bert/"}, {"runs/bert", "./runs//bert"}}) {
+    try {
+      load_model_set(dirs, {}, must_not_load, nullptr);
+      ADD_FAILURE() << dirs[1] << " was taken for a second bundle";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("--model-dir " + dirs[1] + " is the folder runs/bert given again"),
+                std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(ServeMetrics, PrometheusTextHasCountersHistogramsAndGauges) {

@@ -1,12 +1,19 @@
+#include <unistd.h>
+
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "newscls/config.h"
 #include "newscls/error.h"
 #include "newscls/predict_output.h"
+#include "newscls/progress.h"
 #include "newscls/registry.h"
 #include "test_support.h"
 
@@ -16,6 +23,25 @@ namespace {
 const std::vector<std::string> kLabels = {"finance", "sports", "game"};
 
 Prediction example() { return prediction_from_probs({0.2f, 0.7f, 0.1f}); }
+
+// An llm run's last batch drew its line, and finish() logged the same line again.
+TEST(Progress, TheLastLineIsLoggedOnce) {
+  if (::isatty(STDERR_FILENO)) GTEST_SKIP() << "on a terminal the bar is redrawn, not logged";
+  std::ostringstream log;
+  const auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("progress", std::make_shared<spdlog::sinks::ostream_sink_st>(log)));
+  {
+    Progress bar("llm", 2, {0.0, 0.0});  // every advance draws
+    bar.advance(1);
+    bar.advance(1);
+    bar.finish();
+  }
+  spdlog::set_default_logger(previous);
+  std::istringstream lines(log.str());
+  int final_lines = 0;
+  for (std::string line; std::getline(lines, line);) final_lines += line.find("2/2") != std::string::npos;
+  EXPECT_EQ(final_lines, 1) << log.str();
+}
 
 TEST(PredictionFromProbs, PicksTheFirstMaximum) {
   const Prediction p = prediction_from_probs({0.4f, 0.1f, 0.4f});
