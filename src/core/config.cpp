@@ -2,12 +2,11 @@
 
 #include <cmath>
 #include <filesystem>
-#include <set>
 #include <string>
-#include <vector>
 
 #include "newscls/atomic_file.h"
 #include "newscls/error.h"
+#include "newscls/json_parse.h"
 
 namespace newscls {
 namespace {
@@ -69,20 +68,12 @@ void merge_config(nlohmann::json& config, const nlohmann::json& overrides, const
 
 nlohmann::json read_config_file(const std::string& path) {
   nlohmann::json file_config;
-  // A key given twice in one object: JSON parsers keep the last silently, and which one the
-  // user meant is unknown.
-  std::vector<std::set<std::string>> keys;
-  const auto no_repeated_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    if (event == nlohmann::json::parse_event_t::object_start) keys.emplace_back();
-    if (event == nlohmann::json::parse_event_t::object_end) keys.pop_back();
-    if (event == nlohmann::json::parse_event_t::key && !keys.back().insert(parsed.get<std::string>()).second) {
-      throw IoError(path, "key '" + parsed.get<std::string>() + "' appears twice");
-    }
-    return true;
-  };
   if (std::error_code ec; std::filesystem::is_directory(path, ec)) throw IoError(path, "is a folder, not a config file");
   try {
-    file_config = nlohmann::json::parse(read_file(path), no_repeated_keys);
+    // A key given twice: JSON parsers keep the last silently, and which one the user meant is unknown.
+    file_config = parse_json_unique_keys(read_file(path), [&](const std::string& key) {
+      throw IoError(path, "key '" + key + "' appears twice");
+    });
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number too large
     throw IoError(path, std::string("not valid JSON: ") + e.what());
   }

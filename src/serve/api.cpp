@@ -1,10 +1,10 @@
 #include "serve/api.h"
 
 #include <algorithm>
-#include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "newscls/json_parse.h"
 #include "newscls/predict_output.h"
 #include "newscls/utf8.h"
 
@@ -21,19 +21,11 @@ nlohmann::json parse_json(std::string_view body, const RequestLimits& limits) {
   if (json_nesting_depth(body, limits.max_depth) > limits.max_depth) {
     throw bad_request("too_deep", "JSON nested deeper than " + std::to_string(limits.max_depth) + " levels");
   }
-  // A key given twice would be read last-wins: which "titles" the client meant is unknown.
-  std::vector<std::set<std::string>> keys_of_open_objects;
-  const auto refuse_duplicate_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    if (event == Event::object_start) keys_of_open_objects.emplace_back();
-    if (event == Event::object_end) keys_of_open_objects.pop_back();
-    if (event == Event::key && !keys_of_open_objects.back().insert(parsed.get<std::string>()).second) {
-      throw bad_request("duplicate_key", "the key \"" + parsed.get<std::string>() + "\" is given twice");
-    }
-    return true;
-  };
   try {
-    return nlohmann::json::parse(body.begin(), body.end(), refuse_duplicate_keys);
+    // A key given twice would be read last-wins: which "titles" the client meant is unknown.
+    return parse_json_unique_keys(body, [](const std::string& key) {
+      throw bad_request("duplicate_key", "the key \"" + key + "\" is given twice");
+    });
   } catch (const nlohmann::json::parse_error& e) {
     throw bad_request("malformed_json", std::string("malformed JSON: ") + e.what());
   }
