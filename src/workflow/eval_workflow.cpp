@@ -255,12 +255,12 @@ void refuse_folder_inside_bundle(const std::string& out) {
 
 // "b/nosuch/../metrics.json": making the folders to reach it would leave b/nosuch/ behind (in
 // a bundle, perhaps), so a ".." after a folder that does not exist is refused.
-void refuse_dotdot_through_missing(const std::string& out) {
+void refuse_dotdot_through_missing(const std::string& what, const fs::path& folder) {
   fs::path walked;
-  for (const fs::path& part : fs::path(out).parent_path()) {
+  for (const fs::path& part : folder) {
     std::error_code ec;
     if (part == ".." && !walked.empty() && !fs::exists(walked, ec)) {
-      throw UsageError("eval --out " + out + ": " + walked.string() + " does not exist, so the '..' after it cannot be followed; spell the folder without it");
+      throw UsageError(what + ": " + walked.string() + " does not exist, so the '..' after it cannot be followed; spell the folder without it");
     }
     walked /= part;
   }
@@ -279,7 +279,7 @@ void refuse_outputs_over_inputs(const std::string& out, const std::string& input
   read.insert(read.end(), data_files.begin(), data_files.end());
   std::vector<std::string> written{out};
   if (!written_in_place(out)) {
-    refuse_dotdot_through_missing(out);
+    refuse_dotdot_through_missing("eval --out " + out, fs::path(out).parent_path());
     refuse_folder_inside_bundle(out);
     for (const char* side : {kPredictionsFile, kConfusionFile, kReliabilityFile, kRiskCoverageFile}) {
       if (fs::path(out).filename() == side) {
@@ -384,6 +384,7 @@ std::string figure_caption(const std::string& bundle_dir, const std::string& fam
 }
 
 void dump_attention_into(Classifier& model, const std::vector<std::string>& titles, const std::string& dir) {
+  refuse_dotdot_through_missing("attention folder " + dir, dir);
   refuse_dump_over_others(dir, titles.size());
   make_directories(dir);
   const std::size_t before = dumped_before(dir);

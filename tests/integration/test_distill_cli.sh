@@ -59,6 +59,9 @@ assert_contains "$dir/err" "was not written by an earlier dump"
 assert_eq "my notes" "$(cat "$dir/mine/0.json")" "the user's own 0.json"
 expect_exit 1 "$dir/err" "$bin" attention --model-dir "$dir/pruned" --input "$dir/one.txt" --out "$dir/folder"
 assert_contains "$dir/err" "is a folder where the dump writes a file"
+expect_exit 2 "$dir/err" "$bin" attention --model-dir "$dir/pruned" --input "$dir/one.txt" --out "$dir/nosuch/../att2"
+assert_contains "$dir/err" "does not exist, so the '..' after it cannot be followed"
+[[ ! -e "$dir/nosuch" ]] || fail "attention left an empty folder behind a '..'"
 # eval --dump-attention checks before its work: no metrics are written beside a refused dump.
 mkdir -p "$dir/u/attention" && echo "my notes" >"$dir/u/attention/0.json"
 expect_exit 1 "$dir/err" "$bin" eval --model-dir "$dir/pruned" --input "$dir/data/test.txt" --out "$dir/u/metrics.json" --dump-attention 1
