@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -33,10 +34,12 @@ std::string parse_labeled_line(const std::string& line, int num_labels, std::str
   if (label_text.empty() || label_text.find_first_not_of("0123456789") != std::string_view::npos) {
     return "label '" + std::string(label_text.substr(0, 40)) + "' is not a non-negative integer";
   }
-  if (label_text.size() > 9) {  // digits only, but too many for a class id (atoi would overflow)
+  // Digits only; leading zeros do not count (0000000001 is 1), more than 9 others overflow atoi.
+  const std::size_t first_digit = std::min(label_text.find_first_not_of('0'), label_text.size() - 1);
+  if (label_text.size() - first_digit > 9) {
     return "label " + std::string(label_text.substr(0, 40)) + " out of range 0.." + std::to_string(num_labels - 1);
   }
-  label = std::atoi(std::string(label_text).c_str());
+  label = std::atoi(std::string(label_text.substr(first_digit)).c_str());
   if (label >= num_labels) {
     return "label " + std::to_string(label) + " out of range 0.." + std::to_string(num_labels - 1);
   }

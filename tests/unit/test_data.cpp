@@ -39,6 +39,8 @@ TEST(DataReader, NamesFileAndLineOfEachKindOfBadLine) {
             dir + "/range.txt:3: label 10 out of range 0..9");
   EXPECT_EQ(data_error_message(write_text(dir + "/long.txt", "a\t12345678901234567890\n"), 10),
             dir + "/long.txt:1: label 12345678901234567890 out of range 0..9");  // was "not a non-negative integer"
+  const Dataset zeros = read_labeled_file(write_text(dir + "/zeros.txt", "a\t00000000001\nb\t0000000000\n"), 10, {});
+  EXPECT_EQ(zeros.labels, (std::vector<int>{1, 0}));  // leading zeros are no magnitude
   EXPECT_EQ(data_error_message(write_text(dir + "/empty.txt", " \t1\n"), 10), dir + "/empty.txt:1: empty title");
   EXPECT_EQ(data_error_message(write_text(dir + "/utf.txt", "a\t1\n\xC3\x28\t1\n"), 10),
             dir + "/utf.txt:2: title is not valid UTF-8");
