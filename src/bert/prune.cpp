@@ -196,12 +196,17 @@ PrunePlan plan_removal(LoadedBert& b, const ScoredTitles& importance_set, const 
   return plan;
 }
 
+std::int64_t head_count(const Architecture& arch) {
+  std::int64_t total = 0;
+  for (std::int64_t l = 0; l < arch.layers; ++l) total += layer_heads(arch, l);
+  return total;
+}
+
 // prune_heads as a count, checked against the architecture before any head is measured
 // (minutes on a full model); 0 under max_dev_drop, whose count the plan decides.
 std::size_t requested_heads(const PruneSettings& s, const Architecture& arch) {
   if (s.max_dev_drop >= 0) return 0;
-  std::int64_t total = 0;
-  for (std::int64_t l = 0; l < arch.layers; ++l) total += layer_heads(arch, l);
+  const std::int64_t total = head_count(arch);
   const std::int64_t removable = total - arch.layers;  // every layer keeps one
   const double want = s.prune_heads < 1 ? std::round(s.prune_heads * static_cast<double>(total)) : s.prune_heads;
   if (want < 1) {
@@ -266,8 +271,7 @@ nlohmann::json prune_bundle(const CompressRequest& r) {
   const ScoredTitles importance_set{&importance_titles, &importance_labels, batch};
 
   const PrunePlan plan = plan_removal(b, importance_set, dev_set, s);
-  std::int64_t total_heads = 0;
-  for (std::int64_t l = 0; l < b.options.arch.layers; ++l) total_heads += layer_heads(b.options.arch, l);
+  const std::int64_t total_heads = head_count(b.options.arch);
   const std::size_t k = s.max_dev_drop >= 0 ? heads_within_drop(s, plan) : requested;
   const std::vector<std::pair<std::int64_t, std::int64_t>> removed(plan.order.begin(), plan.order.begin() + k);
   const HeadsKept kept = without(all_heads(b.options.arch), removed);

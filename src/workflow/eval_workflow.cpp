@@ -333,11 +333,12 @@ void dump_attention_of(Classifier& model, const Dataset& data, const EvalOutcome
 }
 
 constexpr const char* kDumpIndex = "dumps.json";
+constexpr const char* kDumpExtensions[] = {".json", ".npy", ".html"};  // one title's files
 
 // "12.npy" -> 12; nullopt for a name that is not one of a dump's files.
 std::optional<std::size_t> dump_index(const fs::path& file) {
   const std::string stem = file.stem().string(), extension = file.extension().string();
-  if ((extension != ".json" && extension != ".npy" && extension != ".html") || stem.empty() || stem.size() > 18 ||
+  if (std::find(std::begin(kDumpExtensions), std::end(kDumpExtensions), extension) == std::end(kDumpExtensions) || stem.empty() || stem.size() > 18 ||
       !std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
       (stem.size() > 1 && stem[0] == '0')) {
     return std::nullopt;
@@ -358,7 +359,7 @@ std::size_t dumped_before(const std::string& dir) {
 void refuse_dump_over_others(const std::string& dir, std::size_t n) {
   const std::size_t before = dumped_before(dir);
   for (std::size_t i = 0; i < n; ++i) {
-    for (const char* extension : {".json", ".npy", ".html"}) {
+    for (const char* extension : kDumpExtensions) {
       const fs::path target = fs::path(dir) / (std::to_string(i) + extension);
       std::error_code ec;
       const fs::file_status status = fs::symlink_status(target, ec);
