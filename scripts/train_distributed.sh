@@ -8,7 +8,8 @@
 #
 # Rank 0 writes to this terminal; rank i > 0 logs to $NEWSCLS_DIST_LOGS/rank<i>.log (default
 # a fresh directory under /tmp, printed). MASTER_PORT defaults to 29500, NEWSCLS_BIN to the
-# build tree's binary. Exits with the first non-zero status of a rank (in rank order), else 0.
+# build tree's binary. When a rank fails the others are stopped; exits with the status of the
+# first rank to fail, else 0.
 set -euo pipefail
 
 if (($# < 2)) || ! [[ "$1" =~ ^[1-9][0-9]*$ ]]; then
@@ -40,17 +41,24 @@ for ((rank = 0; rank < world; rank++)); do
 done
 ((world > 1)) && echo "train_distributed: $world ranks on $MASTER_ADDR:$MASTER_PORT; ranks 1..$((world - 1)) log to $logs" >&2
 
+# The ranks wait for each other: when one fails (rank 0 refusing its --out, say), the others
+# are stopped at once instead of waiting out --dist-timeout for it.
 status=0
-for ((rank = 0; rank < world; rank++)); do
-  code=0
-  # wait returns early when a trapped signal arrives; wait again for the rank itself.
-  while :; do
-    wait "${pids[$rank]}" && code=0 || code=$?
-    kill -0 "${pids[$rank]}" 2>/dev/null || break
-  done
+live=("${pids[@]}")
+while ((${#live[@]} > 0)); do
+  pid=""
+  wait -n -p pid "${live[@]}" && code=0 || code=$?
+  [[ -n $pid ]] || continue  # a trapped signal woke wait: wait again
+  for ((rank = 0; rank < world; rank++)); do [[ ${pids[$rank]} == "$pid" ]] && break; done
+  rest=()
+  for p in "${live[@]}"; do [[ $p == "$pid" ]] || rest+=("$p"); done
+  live=("${rest[@]}")
   if ((code != 0)); then
     echo "train_distributed: rank $rank exited with status $code" >&2
-    ((status != 0)) || status=$code
+    if ((status == 0)); then
+      status=$code
+      ((${#live[@]} == 0)) || { echo "train_distributed: stopping the other ranks" >&2; forward TERM; }
+    fi
   fi
 done
 exit "$status"

@@ -1,5 +1,7 @@
 // newscls: classify Chinese news titles with four model families of rising cost and power.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 
@@ -31,6 +33,16 @@ int report(const newscls::Error& e) {
     case newscls::ErrorKind::kInterrupted: return kExitInterrupted;
     default: return kExitError;
   }
+}
+
+// A command's printed result (info's JSON, eval's table) is its output too: a full disk or a
+// closed stdout must fail the command, not leave an empty file behind an exit status of 0.
+int finish_stdout(int code) {
+  errno = 0;
+  if ((std::fflush(stdout) == 0 && !std::ferror(stdout)) || code != 0) return code;  // a failed command said why
+  const int err = errno;
+  std::fprintf(stderr, "error: standard output: write failed%s%s\n", err ? ": " : "", err ? std::strerror(err) : "");
+  return kExitError;
 }
 
 // The first word that is not a global option, when it names no subcommand: CLI11 would only
@@ -79,12 +91,12 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    return code == 0 ? 0 : kExitUsage;
+    return finish_stdout(code == 0 ? 0 : kExitUsage);
   } catch (const newscls::Error& e) {
-    return report(e);
+    return finish_stdout(report(e));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
-    return kExitError;
+    return finish_stdout(kExitError);
   }
-  return 0;
+  return finish_stdout(0);
 }

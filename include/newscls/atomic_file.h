@@ -11,8 +11,10 @@
 #pragma once
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace newscls {
 
@@ -32,7 +34,10 @@ class AtomicOutputFile {
 
   std::FILE* stream() { return file_; }
   void write(std::string_view s);
-  // Flushes, fsyncs and renames; throws IoError on failure (a full disk, say).
+  // Flushes and fsyncs the temporary file; throws IoError on failure (a full disk, say).
+  // Nothing is in place yet: AtomicFileSet finishes a set of files before renaming any.
+  void finish();
+  // finish(), then renames over the path; throws IoError on failure.
   void commit();
 
  private:
@@ -40,8 +45,38 @@ class AtomicOutputFile {
   std::FILE* file_ = nullptr;
   bool direct_ = false;     // written in place: stdout, a device, FIFO or open stream
   bool owns_file_ = false;  // direct_ to a file we opened (not stdout)
+  bool finished_ = false;
   bool committed_ = false;
 };
+
+// Files that belong together (eval's metrics.json and the files beside it): each is written
+// and synced under its temporary name as it is added, and none is renamed before commit(), so
+// a full disk leaves every earlier file as it was. Renamed in the order added: the file that
+// marks a complete set goes last. Destroyed without commit(), it removes its temporary files.
+class AtomicFileSet {
+ public:
+  void add(const std::string& path, std::string_view content);
+  // A file of an earlier set that this one has not (a figure with nothing to draw this
+  // time): removed by commit(), so no stale file stands beside the new ones.
+  void drop(const std::string& path);
+  void commit();
+
+ private:
+  std::vector<std::unique_ptr<AtomicOutputFile>> files_;
+  std::vector<std::string> dropped_;
+};
+
+// Where a chain of symbolic links from path ends (the last may name nothing yet); path itself
+// when it is no link, or when the chain passes through /proc (/dev/stdout: an open stream).
+std::string link_target(const std::string& path);
+
+// The temporary name a write of path uses: "<path>.tmp.<pid>", or, when that name would be
+// too long for the file system (a name of 246..255 bytes), ".<hash>.tmp.<pid>" beside it.
+std::string temp_path_for(const std::string& path);
+
+// UsageError before any work when an output file is spelt as a folder ("out/"): the folder
+// would be made, then refused.
+void refuse_folder_spelling(const std::string& option, const std::string& path);
 
 // True for what AtomicOutputFile writes in place instead of replacing: "-" (stdout), a device
 // or FIFO, an open stream (/dev/stdout, /dev/fd/N: anything reached through /proc). Such a

@@ -45,9 +45,10 @@ class BundleWriter {
  public:
   explicit BundleWriter(std::string final_dir);
   ~BundleWriter();
-  // Throws the IoError the constructor would: called before the work that fills the
-  // bundle, so a bad --out is refused before minutes of training, not after.
-  static void check_target(const std::string& final_dir);
+  // Throws the IoError the constructor would, and one for a folder that cannot be written
+  // there: called before the work that fills the bundle, so a bad --out is refused before
+  // minutes of training, not after. A symbolic link is written through: its folder is replaced.
+  static void check_target(const std::string& out_dir);
   BundleWriter(const BundleWriter&) = delete;
   BundleWriter& operator=(const BundleWriter&) = delete;
 

@@ -117,6 +117,10 @@ class Family {
   // Checks a bundle of this family (or of one of its kinds, "<name>-<kind>") as fully as
   // loading it would. The default loads it as a classifier.
   virtual void verify(const Bundle& bundle) const;
+
+ protected:
+  // The bundle loaded as a classifier; a bad config in its manifest is a ModelFormatError.
+  std::unique_ptr<Classifier> load_checked(const Bundle& bundle) const;
 };
 
 }  // namespace newscls

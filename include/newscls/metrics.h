@@ -52,8 +52,14 @@ constexpr int kEceBins = 15;
 CalibrationMetrics compute_calibration(const std::vector<int>& truth, const std::vector<std::vector<float>>& probs,
                                        int bins = kEceBins);
 
-// Selective prediction: titles whose score is below min_score, or answered kUnknownLabel, are
-// not answered.
+// A score as predict and serve print it (6 significant digits); what --min-score compares, so
+// a title shown with score 1 is never refused at --min-score 1.
+float printed_score(float score);
+// Whether a score falls below a --min-score bar (as printed; a NaN score always does).
+bool below_min_score(float score, double min_score);
+
+// Selective prediction: titles whose score is below min_score (below_min_score), or answered
+// kUnknownLabel, are not answered.
 struct SelectiveMetrics {
   double min_score = 0;
   std::size_t answered = 0, count = 0;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "newscls/classifier.h"
+#include "newscls/metrics.h"
 
 namespace newscls {
 
@@ -49,7 +50,7 @@ class PredictionFormatter {
   std::vector<std::string> stage_names_;
 
   bool abstains(const Prediction& p) const {
-    return p.abstained || (min_score_ >= 0 && (p.score < min_score_ || p.label == kUnknownLabel));
+    return p.abstained || (min_score_ >= 0 && (below_min_score(p.score, min_score_) || p.label == kUnknownLabel));
   }
 };
 

@@ -21,6 +21,11 @@ void append_utf8(char32_t cp, std::string& out);
 // Views into s, one per character (invalid bytes come out one byte each).
 std::vector<std::string_view> split_utf8_chars(std::string_view s);
 
+// s for an error message: valid characters as they are, control bytes and bytes that are not
+// UTF-8 as \xNN (a NUL would end the message, a stray byte make it invalid text), cut after
+// max_bytes of s with "...".
+std::string quoted_for_message(std::string_view s, std::size_t max_bytes);
+
 // Whitespace in titles: ASCII white space, the ideographic space U+3000, no-break space U+00A0,
 // next line U+0085.
 bool is_space_char(char32_t cp);

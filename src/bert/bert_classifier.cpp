@@ -22,6 +22,7 @@
 #include "newscls/atomic_file.h"
 #include "newscls/config.h"
 #include "newscls/error.h"
+#include "newscls/interrupt.h"
 #include "newscls/parallel.h"
 #include "newscls/sha256.h"
 #include "newscls/stopwatch.h"
@@ -471,10 +472,13 @@ std::unique_ptr<Classifier> make_classifier() { return std::make_unique<BertClas
 nlohmann::json import_hf_bundle(const ImportRequest& request) {
   const Stopwatch watch;
   BertClassifier model;
+  BundleWriter::check_target(request.out_dir);
   nlohmann::json facts = model.import_hf(request.model_dir);
   facts["import_seconds"] = watch.seconds();
+  check_interrupted();  // Ctrl-C during the import leaves --out as it was
   BundleWriter writer(request.out_dir);
   model.save(writer);
+  check_interrupted();
   Manifest manifest;
   manifest.family = model.family();
   manifest.labels = model.label_names();

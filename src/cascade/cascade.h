@@ -19,6 +19,8 @@ namespace newscls::cascade {
 const Family& family();
 nlohmann::json default_config();
 std::unique_ptr<Classifier> make_classifier();
+// Waits for a loaded cascade's members still loading in the background; rethrows their errors.
+void load_every_member(Classifier& cascade);
 // Empty when the config names members; else how to name them.
 std::string unavailable_reason(const nlohmann::json& config);
 // "a,b,c" -> {"a", "b", "c"} (empty items dropped).

@@ -114,6 +114,9 @@ class CascadeClassifier final : public Classifier {
   std::size_t preferred_batch_size() const override {
     return members_.empty() ? 1024 : members_.front().model->preferred_batch_size();
   }
+  void load_every_member() {
+    for (std::size_t m = 0; m < members_.size(); ++m) model(m);
+  }
   void set_threads(int threads) override {
     threads_ = threads;
     for (Member& m : members_) {
@@ -343,6 +346,8 @@ nlohmann::json default_config() {
 }
 
 std::unique_ptr<Classifier> make_classifier() { return std::make_unique<CascadeClassifier>(); }
+
+void load_every_member(Classifier& cascade) { dynamic_cast<CascadeClassifier&>(cascade).load_every_member(); }
 
 std::vector<std::string> split_members(const std::string& list) {
   std::vector<std::string> out;

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <sstream>
 
 #include "newscls/error.h"
@@ -19,7 +21,6 @@ namespace fs = std::filesystem;
 
 std::string errno_text() { return std::strerror(errno); }
 
-std::string temp_name(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()); }
 
 // Whether p's folder, its links resolved (/dev/fd is a link to /proc/self/fd), is in /proc.
 bool under_proc(const fs::path& p) {
@@ -50,6 +51,28 @@ LinkTarget follow_links(const std::string& path) {
 }
 
 }  // namespace
+
+std::string temp_path_for(const std::string& path) {
+  constexpr std::size_t kMaxName = 255;  // NAME_MAX of Linux's file systems
+  const std::string suffix = ".tmp." + std::to_string(::getpid());
+  const fs::path p(path);
+  const std::string name = p.filename().string();
+  if (name.size() + suffix.size() <= kMaxName) return path + suffix;
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(name));
+  return (p.parent_path() / ("." + std::string(hash) + suffix)).string();
+}
+
+std::string link_target(const std::string& path) {
+  const LinkTarget t = follow_links(path);
+  return t.through_proc ? path : t.path;  // /dev/stdout is written in place, not the file it is open on
+}
+
+void refuse_folder_spelling(const std::string& option, const std::string& path) {
+  if (path.size() > 1 && path.back() == '/') {
+    throw UsageError(option + " " + path + " ends in '/', so it names a folder; name the file to write");
+  }
+}
 
 bool written_in_place(const std::string& path) {
   if (path == "-") return true;
@@ -97,7 +120,7 @@ AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(path), final
     return;
   }
   final_path_ = follow_links(path).path;  // a link keeps pointing at the file it names, which is replaced
-  tmp_path_ = temp_name(final_path_);
+  tmp_path_ = temp_path_for(final_path_);
   file_ = std::fopen(tmp_path_.c_str(), "wb");
   if (file_ == nullptr) throw IoError(path, "cannot create: " + errno_text());
   // The replacement keeps the file's permissions (a 600 file became 644 when saved again).
@@ -106,19 +129,33 @@ AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(path), final
 }
 
 AtomicOutputFile::~AtomicOutputFile() {
-  if (committed_ || file_ == nullptr) return;
+  if (committed_) return;
   if (direct_) {
-    if (owns_file_) std::fclose(file_);
+    if (owns_file_ && file_ != nullptr) std::fclose(file_);
     return;
   }
-  std::fclose(file_);
-  std::remove(tmp_path_.c_str());
+  if (file_ != nullptr) std::fclose(file_);
+  if (file_ != nullptr || finished_) std::remove(tmp_path_.c_str());
 }
 
 void AtomicOutputFile::write(std::string_view s) {
   if (std::fwrite(s.data(), 1, s.size(), file_) != s.size()) {
     throw IoError(path_, "write failed: " + errno_text());
   }
+}
+
+void AtomicOutputFile::finish() {
+  if (direct_ || finished_) return;
+  const bool flushed = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
+  const int saved_errno = errno;
+  const bool closed = std::fclose(file_) == 0;
+  file_ = nullptr;
+  if (!flushed || !closed) {
+    std::remove(tmp_path_.c_str());
+    errno = flushed ? errno : saved_errno;
+    throw IoError(path_, "write failed: " + errno_text());
+  }
+  finished_ = true;
 }
 
 void AtomicOutputFile::commit() {
@@ -132,15 +169,7 @@ void AtomicOutputFile::commit() {
     committed_ = true;
     return;
   }
-  const bool flushed = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
-  const int saved_errno = errno;
-  const bool closed = std::fclose(file_) == 0;
-  file_ = nullptr;
-  if (!flushed || !closed) {
-    std::remove(tmp_path_.c_str());
-    errno = flushed ? errno : saved_errno;
-    throw IoError(path_, "write failed: " + errno_text());
-  }
+  finish();
   if (std::rename(tmp_path_.c_str(), final_path_.c_str()) != 0) {
     const std::string why = errno_text();
     std::remove(tmp_path_.c_str());
@@ -149,6 +178,24 @@ void AtomicOutputFile::commit() {
   committed_ = true;
   const fs::path parent = fs::path(final_path_).parent_path();
   sync_path(parent.empty() ? "." : parent.string());  // records the rename itself
+}
+
+void AtomicFileSet::add(const std::string& path, std::string_view content) {
+  files_.push_back(std::make_unique<AtomicOutputFile>(path));
+  files_.back()->write(content);
+  files_.back()->finish();
+}
+
+void AtomicFileSet::drop(const std::string& path) { dropped_.push_back(path); }
+
+void AtomicFileSet::commit() {
+  for (auto& file : files_) file->commit();
+  for (const std::string& path : dropped_) {
+    std::error_code ec;
+    if (fs::is_regular_file(fs::symlink_status(path, ec)) && !fs::remove(path, ec) && ec) {
+      throw IoError(path, "cannot remove the earlier run's file: " + ec.message());
+    }
+  }
 }
 
 void make_directories(const std::string& dir) {

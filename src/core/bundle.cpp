@@ -135,6 +135,8 @@ void refuse_inside_bundle(const std::string& final_dir) {
 }  // namespace
 
 bool is_bundle_file(const std::string& path) {
+  // A link is replaced through (AtomicOutputFile), so the file it names is the one at stake.
+  if (const std::string target = link_target(path); target != path && is_bundle_file(target)) return true;
   const fs::path folder = fs::path(path).parent_path();
   std::error_code ec;
   if (!fs::exists(folder / "manifest.json", ec)) return false;
@@ -206,7 +208,25 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
   return m;
 }
 
-void BundleWriter::check_target(const std::string& final_dir) {
+namespace {
+
+// A folder that cannot be made there (a read-only file system, a dangling path) is found
+// before the work, not after hours of training.
+void probe_writable(const std::string& final_dir) {
+  const fs::path parent = fs::path(final_dir).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  const std::string probe = temp_path_for(final_dir);
+  if (!ec) fs::create_directory(probe, ec);
+  if (ec) throw IoError(final_dir, "cannot be written: " + ec.message());
+  fs::remove(probe, ec);
+}
+
+}  // namespace
+
+void BundleWriter::check_target(const std::string& out_dir) {
+  // A link to a bundle folder is written through, as AtomicOutputFile writes through a link.
+  const std::string final_dir = link_target(without_trailing_slashes(out_dir));
   if (!is_bundle_or_empty(final_dir)) throw IoError(final_dir, "exists and is not a newscls bundle; refusing to replace it");
   std::error_code ec;
   if (fs::is_directory(final_dir, ec)) refuse_foreign_entries(final_dir);
@@ -215,13 +235,14 @@ void BundleWriter::check_target(const std::string& final_dir) {
     if (up == up.parent_path()) break;
   }
   refuse_inside_bundle(final_dir);
+  probe_writable(final_dir);
 }
 
-BundleWriter::BundleWriter(std::string final_dir) : final_dir_(without_trailing_slashes(std::move(final_dir))) {
+BundleWriter::BundleWriter(std::string final_dir) : final_dir_(link_target(without_trailing_slashes(std::move(final_dir)))) {
   check_target(final_dir_);
   const fs::path parent = fs::path(final_dir_).parent_path();
   if (!parent.empty()) make_directories(parent.string());
-  tmp_dir_ = final_dir_ + ".tmp." + std::to_string(::getpid());
+  tmp_dir_ = temp_path_for(final_dir_);
   remove_tree_quietly(tmp_dir_);
   make_directories(tmp_dir_);
 }

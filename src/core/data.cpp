@@ -28,16 +28,18 @@ void clean_line(std::string& line, std::size_t line_number) {
 
 // Empty string when the line is good; otherwise what is wrong with it.
 std::string parse_labeled_line(const std::string& line, int num_labels, std::string& title, int& label) {
+  // UTF-16 (Windows' "Unicode") puts a NUL beside every ASCII byte.
+  if (line.find('\0') != std::string::npos) return "a NUL byte in the line: is the file UTF-16? newscls reads UTF-8";
   const std::size_t tab = line.rfind('\t');
   if (tab == std::string::npos) return "no tab between title and label";
   std::string_view label_text(line.data() + tab + 1, line.size() - tab - 1);
   if (label_text.empty() || label_text.find_first_not_of("0123456789") != std::string_view::npos) {
-    return "label '" + std::string(label_text.substr(0, 40)) + "' is not a non-negative integer";
+    return "label '" + quoted_for_message(label_text, 40) + "' is not a non-negative integer";
   }
   // Digits only; leading zeros do not count (0000000001 is 1), more than 9 others overflow atoi.
   const std::size_t first_digit = std::min(label_text.find_first_not_of('0'), label_text.size() - 1);
   if (label_text.size() - first_digit > 9) {
-    return "label " + std::string(label_text.substr(0, 40)) + " out of range 0.." + std::to_string(num_labels - 1);
+    return "label " + quoted_for_message(label_text, 40) + " out of range 0.." + std::to_string(num_labels - 1);
   }
   label = std::atoi(std::string(label_text.substr(first_digit)).c_str());
   if (label >= num_labels) {
@@ -55,6 +57,8 @@ bool has_file(const std::string& path) {
 }
 
 std::ifstream open_for_reading(const std::string& path) {
+  // An ifstream opens a folder and then fails to read it, with no reason to give.
+  if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw IoError(path, "is a folder, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(path, std::string("cannot open: ") + std::strerror(errno));
   return in;

@@ -17,7 +17,7 @@ nlohmann::json Family::compress(const CompressRequest& request) const {
 }
 
 // A bad config in a manifest is a fault of that file, not of the command line.
-void Family::verify(const Bundle& bundle) const {
+std::unique_ptr<Classifier> Family::load_checked(const Bundle& bundle) const {
   std::unique_ptr<Classifier> model = make_classifier();
   try {
     model->configure(bundle.manifest().config);
@@ -25,6 +25,9 @@ void Family::verify(const Bundle& bundle) const {
     throw ModelFormatError(bundle.dir() + "/manifest.json", e.what());
   }
   model->load(bundle);
+  return model;
 }
+
+void Family::verify(const Bundle& bundle) const { load_checked(bundle); }
 
 }  // namespace newscls

@@ -1,6 +1,7 @@
 #include "newscls/metrics.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -106,7 +107,8 @@ CalibrationMetrics compute_calibration(const std::vector<int>& truth, const std:
     const auto top = std::max_element(p.begin(), p.end());
     const double confidence = top == p.end() ? 0.0 : *top;
     const bool right = top != p.end() && top - p.begin() == truth[i];
-    const int bin = std::min(bins - 1, static_cast<int>(confidence * bins));
+    // A NaN (a model with a damaged weight) would index outside the bins.
+    const int bin = std::isfinite(confidence) ? std::clamp(static_cast<int>(confidence * bins), 0, bins - 1) : 0;
     ++counts[bin];
     confidence_sum[bin] += confidence;
     correct[bin] += right ? 1 : 0;
@@ -131,6 +133,16 @@ CalibrationMetrics compute_calibration(const std::vector<int>& truth, const std:
   return c;
 }
 
+float printed_score(float score) {
+  char buf[32];
+  const auto end = std::to_chars(buf, buf + sizeof buf, score, std::chars_format::general, 6).ptr;
+  float shown = score;
+  std::from_chars(buf, end, shown);
+  return shown;
+}
+
+bool below_min_score(float score, double min_score) { return !(printed_score(score) >= min_score); }
+
 SelectiveMetrics compute_selective(const std::vector<int>& truth, const std::vector<int>& predicted,
                                    const std::vector<float>& scores, double min_score) {
   if (truth.size() != predicted.size() || truth.size() != scores.size()) {
@@ -141,7 +153,7 @@ SelectiveMetrics compute_selective(const std::vector<int>& truth, const std::vec
   s.count = truth.size();
   std::size_t correct = 0;
   for (std::size_t i = 0; i < truth.size(); ++i) {
-    if (scores[i] < min_score || predicted[i] < 0) continue;  // below the bar, or no class named
+    if (below_min_score(scores[i], min_score) || predicted[i] < 0) continue;  // below the bar, or no class named
     ++s.answered;
     if (predicted[i] == truth[i]) ++correct;
   }

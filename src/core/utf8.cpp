@@ -130,4 +130,22 @@ bool has_visible_char(std::string_view s) {
   return false;
 }
 
+std::string quoted_for_message(std::string_view s, std::size_t max_bytes) {
+  const std::string_view head = s.substr(0, max_bytes);
+  std::string out;
+  for (std::string_view ch : split_utf8_chars(head)) {
+    const auto first = static_cast<unsigned char>(ch[0]);
+    if (ch.size() > 1 ? is_valid_utf8(ch) : first >= 0x20 && first < 0x7f) {
+      out += ch;
+      continue;
+    }
+    for (const char c : ch) {
+      static const char kHex[] = "0123456789abcdef";
+      const auto b = static_cast<unsigned char>(c);
+      out += {'\\', 'x', kHex[b >> 4], kHex[b & 15]};
+    }
+  }
+  return s.size() > max_bytes ? out + "..." : out;
+}
+
 }  // namespace newscls

@@ -1,5 +1,7 @@
 #include "hf/bert_weights.h"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "newscls/error.h"
@@ -41,7 +43,14 @@ class WeightReader {
                                                shape_string(expected) + " (" + why + ")");
     }
     used_.insert(name);
-    return Tensor{name, info.shape, file_.read_floats(info)};
+    Tensor t{name, info.shape, file_.read_floats(info)};
+    // One NaN or infinity in a weight makes every prediction NaN: a damaged checkpoint, said here.
+    const auto bad = std::find_if(t.values.begin(), t.values.end(), [](float v) { return !std::isfinite(v); });
+    if (bad != t.values.end()) {
+      throw ModelFormatError(file_.path(), "tensor '" + name + "' holds a NaN or infinite value (element " +
+                                               std::to_string(bad - t.values.begin()) + "); the checkpoint is damaged");
+    }
+    return t;
   }
 
   Linear linear(const std::string& prefix, std::int64_t out, std::int64_t in, const std::string& why) {

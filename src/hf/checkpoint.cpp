@@ -46,6 +46,10 @@ BertCheckpoint load_bert_checkpoint(const std::string& dir) {
                                                        " lines, more than config.json's vocab_size " +
                                                        std::to_string(config.vocab_size));
   }
+  if (tokenizer.size() < config.vocab_size) {  // transformers reads it too; usually a download cut short
+    spdlog::warn("{} has {} lines but config.json's vocab_size is {}: the characters past its end read as [UNK] "
+                 "(a truncated download?)", tokenizer.vocab_path(), tokenizer.size(), config.vocab_size);
+  }
   const SafetensorsFile file = SafetensorsFile::open(weights_path);
   BertWeights weights = load_bert_weights(file, config);
   warn_of_unread_layers(weights.unused, config.num_hidden_layers, weights_path);

@@ -1,7 +1,6 @@
 #include "hf/safetensors.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -141,16 +140,24 @@ std::map<std::string, std::string> parse_metadata(const std::string& path, const
   return out;
 }
 
-void check_no_overlap(const std::string& path, const std::map<std::string, TensorInfo>& tensors) {
+// No two tensors share bytes, and nothing follows the last one (bytes appended to the file,
+// which the safetensors library refuses too). A hole is left to the loader, which names the
+// tensor missing from the header.
+void check_tiling(const std::string& path, const std::map<std::string, TensorInfo>& tensors, std::size_t buffer_size) {
   std::vector<const TensorInfo*> spans;
   for (const auto& [name, t] : tensors) {
     if (t.end > t.begin) spans.push_back(&t);
   }
   std::sort(spans.begin(), spans.end(), [](const TensorInfo* a, const TensorInfo* b) { return a->begin < b->begin; });
-  for (std::size_t i = 1; i < spans.size(); ++i) {
-    if (spans[i]->begin < spans[i - 1]->end) {
+  std::uint64_t covered = 0;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (spans[i]->begin < covered) {
       refuse(path, "tensors '" + spans[i - 1]->name + "' and '" + spans[i]->name + "' overlap in the data buffer");
     }
+    covered = spans[i]->end;
+  }
+  if (covered != buffer_size) {
+    refuse(path, std::to_string(buffer_size - covered) + " bytes after the last tensor belong to no tensor");
   }
 }
 
@@ -191,7 +198,7 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
       file.tensors_.emplace(name, parse_tensor(path, name, entry, buffer_size));
     }
   }
-  check_no_overlap(path, file.tensors_);
+  check_tiling(path, file.tensors_, buffer_size);
   return file;
 }
 

@@ -349,9 +349,11 @@ void write_pipeline_report(const PipelineSummary& summary, const PipelineRequest
   const std::vector<Disagreement> picks = disagreements(stages, 15);
   const std::vector<std::string> attention = stage_attention(stages, picks, request.attention_titles);
   const std::string curve = risk_coverage_of(stages);
-  if (!curve.empty()) write_file_atomic(summary.run_dir + "/risk_coverage.svg", curve);
-  write_file_atomic(summary.run_dir + "/report.md", markdown(stages, picks, attention, summary.run_dir));
-  write_file_atomic(summary.run_dir + "/report.html", html(stages, picks, attention, summary.run_dir));
+  AtomicFileSet files;  // a full disk leaves the earlier report whole, not half of each
+  if (!curve.empty()) files.add(summary.run_dir + "/risk_coverage.svg", curve);
+  files.add(summary.run_dir + "/report.md", markdown(stages, picks, attention, summary.run_dir));
+  files.add(summary.run_dir + "/report.html", html(stages, picks, attention, summary.run_dir));
+  files.commit();
   spdlog::info("report: {}/report.html and report.md", summary.run_dir);
 }
 

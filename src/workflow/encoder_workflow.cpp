@@ -39,6 +39,7 @@ std::size_t run_embed(const EmbedRequest& r) {
   model->set_threads(r.threads > 0 ? r.threads : default_thread_count());
   refuse_output_over_input(r.output, r.input);
   refuse_output_over_bundle("--output", r.output, r.model_dir);
+  refuse_folder_spelling("--output", r.output);
   TitleReader reader(r.input);
   const std::string folder = r.output == "-" ? "" : std::filesystem::path(r.output).parent_path().string();
   if (!folder.empty()) make_directories(folder);  // as predict and eval --out do

@@ -217,26 +217,42 @@ std::string folder_of(const std::string& metrics_path) {
 
 }  // namespace
 
-void write_eval_files(const std::string& metrics_path, const EvalOutcome& outcome, const nlohmann::json& metrics_json,
-                      const Dataset& data, const LabelSet& labels, const std::string& title) {
+namespace {
+
+// An evaluation's files, written and synced but not yet in place: metrics.json last.
+AtomicFileSet eval_files(const std::string& metrics_path, const EvalOutcome& outcome, const nlohmann::json& metrics_json,
+                         const Dataset& data, const LabelSet& labels, const std::string& title) {
+  AtomicFileSet files;
   if (written_in_place(metrics_path)) {
     spdlog::info("{}: metrics only (predictions.tsv and the figures are written beside a metrics file)", metrics_path);
-    write_file_atomic(metrics_path, metrics_json.dump(2) + "\n");
-    return;
+    files.add(metrics_path, metrics_json.dump(2) + "\n");
+    return files;
   }
   const std::string dir = folder_of(metrics_path) + "/";
   make_directories(dir);
-  write_file_atomic(dir + kPredictionsFile, predictions_tsv(outcome, data, labels));
-  write_file_atomic(dir + kConfusionFile, report::confusion_svg(outcome.metrics, title));
+  files.add(dir + kPredictionsFile, predictions_tsv(outcome, data, labels));
+  files.add(dir + kConfusionFile, report::confusion_svg(outcome.metrics, title));
   if (outcome.metrics.calibration.count > 0) {
-    write_file_atomic(dir + kReliabilityFile, report::reliability_svg(outcome.metrics.calibration, title));
+    files.add(dir + kReliabilityFile, report::reliability_svg(outcome.metrics.calibration, title));
+  } else {
+    files.drop(dir + kReliabilityFile);
   }
   if (metrics_json.contains("risk_coverage")) {
     std::vector<CoveragePoint> curve;
     for (const auto& p : metrics_json["risk_coverage"]) curve.push_back({p["coverage"], p["accuracy"]});
-    write_file_atomic(dir + kRiskCoverageFile, report::risk_coverage_svg({{title, curve}}, title));
+    files.add(dir + kRiskCoverageFile, report::risk_coverage_svg({{title, curve}}, title));
+  } else {
+    files.drop(dir + kRiskCoverageFile);
   }
-  write_file_atomic(metrics_path, metrics_json.dump(2) + "\n");
+  files.add(metrics_path, metrics_json.dump(2) + "\n");
+  return files;
+}
+
+}  // namespace
+
+void write_eval_files(const std::string& metrics_path, const EvalOutcome& outcome, const nlohmann::json& metrics_json,
+                      const Dataset& data, const LabelSet& labels, const std::string& title) {
+  eval_files(metrics_path, outcome, metrics_json, data, labels, title).commit();
 }
 
 namespace {
@@ -384,10 +400,9 @@ std::string figure_caption(const std::string& bundle_dir, const std::string& fam
   return who + " on " + fs::path(data_path).filename().string();
 }
 
-void dump_attention_into(Classifier& model, const std::vector<std::string>& titles, const std::string& dir) {
-  refuse_dotdot_through_missing("attention folder " + dir, dir);
-  refuse_dump_over_others(dir, titles.size());
-  make_directories(dir);
+namespace {
+
+void dump_through_staging(Classifier& model, const std::vector<std::string>& titles, const std::string& dir) {
   const std::size_t before = dumped_before(dir);
   // Moved into place only when all are written: an interrupted run leaves the earlier dump.
   const StagingFolder staging(dir, ".dumping");
@@ -411,6 +426,22 @@ void dump_attention_into(Classifier& model, const std::vector<std::string>& titl
   write_file_atomic(dir + "/" + kDumpIndex, nlohmann::json{{"titles", titles.size()}}.dump() + "\n");
 }
 
+}  // namespace
+
+void dump_attention_into(Classifier& model, const std::vector<std::string>& titles, const std::string& dir) {
+  refuse_dotdot_through_missing("attention folder " + dir, dir);
+  refuse_dump_over_others(dir, titles.size());
+  std::error_code ec;
+  const bool made = !fs::exists(dir, ec);
+  make_directories(dir);
+  try {
+    dump_through_staging(model, titles, dir);
+  } catch (...) {
+    if (made) fs::remove(dir, ec);  // the folder this run made, empty again once its staging is gone
+    throw;
+  }
+}
+
 namespace {
 
 // Rewrites the bundle's manifest with the calibration fitted on this (dev) evaluation.
@@ -422,6 +453,20 @@ void store_calibration(const Bundle& bundle, const EvalOutcome& dev) {
   manifest.training[kCalibrationFact] = facts;
   write_file_atomic(bundle.dir() + "/manifest.json", manifest_to_json(manifest).dump(2) + "\n");
   spdlog::info("calibration stored in {}/manifest.json", bundle.dir());
+}
+
+// --fit-calibration rewrites the manifest: not of a cascade (its members are calibrated, and
+// a second temperature would stack on theirs) nor of a member inside one (whose checksums it
+// would break, so that the cascade no longer loads).
+void refuse_fit_inside(const Bundle& bundle, bool calibrated_inside) {
+  if (calibrated_inside) {
+    throw UsageError("--fit-calibration: this bundle's calibration is its members' own, fitted when it was trained");
+  }
+  const std::string holder = bundle_holding(fs::path(without_trailing_slashes(bundle.dir())).parent_path().string());
+  if (!holder.empty()) {
+    throw UsageError("--fit-calibration: " + bundle.dir() + " lies inside the bundle " + holder +
+                     ", which would then no longer verify; fit a copy of it instead");
+  }
 }
 
 }  // namespace
@@ -441,10 +486,13 @@ EvalRun run_eval(const EvalRequest& r) {
   if (r.uncalibrated && calibrated_inside) {
     throw UsageError("--uncalibrated: this bundle's calibration is its members' own; evaluate a member with it instead");
   }
+  if (r.fit_calibration) refuse_fit_inside(bundle, calibrated_inside);
   auto model = r.uncalibrated || r.fit_calibration ? load_uncalibrated_classifier(bundle) : load_classifier(bundle);
   model->predict_batch({});  // a bundle that cannot classify (an encoder) says why before any data is read
   const std::string path = r.input.empty() ? resolve_data_dir(r.data_dir).split(r.split) : r.input;
-  const std::string out = r.out.empty() ? r.model_dir + "/metrics.json" : r.out;
+  if (!r.out.empty()) refuse_folder_spelling("eval --out", r.out);
+  // Through a link: the file it names is replaced, and the files beside metrics.json go beside that one.
+  const std::string out = r.out.empty() ? r.model_dir + "/metrics.json" : link_target(r.out);
   std::vector<std::string> data_files;
   if (r.input.empty() || !r.data_dir.empty()) {
     const DataLayout layout = resolve_data_dir(r.data_dir);
@@ -474,10 +522,12 @@ EvalRun run_eval(const EvalRequest& r) {
   metrics["calibrated"] = !r.uncalibrated && !r.fit_calibration && (training.contains(kCalibrationFact) || calibrated_inside);
   if (r.min_score >= 0) metrics["abstention"] = abstention_json(selective_of(outcome, r.min_score));
   name_stages(metrics, bundle.manifest().training);
-  write_eval_files(out, outcome, metrics, data, labels,
-                   figure_caption(bundle.dir(), model->family(), path) +
-                       (r.uncalibrated || r.fit_calibration ? " (uncalibrated)" : ""));
+  // All written before any is put in place, the dump too: a failure leaves the earlier set.
+  AtomicFileSet files = eval_files(out, outcome, metrics, data, labels,
+                                   figure_caption(bundle.dir(), model->family(), path) +
+                                       (r.uncalibrated || r.fit_calibration ? " (uncalibrated)" : ""));
   if (r.dump_attention > 0) dump_attention_of(*model, data, outcome, r.dump_attention, out_dir + "/attention");
+  files.commit();
   return {model->family(), path, outcome.metrics, metrics};
 }
 

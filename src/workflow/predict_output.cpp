@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <numeric>
 
 #include "newscls/error.h"
@@ -9,8 +10,12 @@
 namespace newscls {
 namespace {
 
-// %.6g, as printf writes it.
+// %.6g, as printf writes it (printed_score reads it back); JSON has no NaN: null.
 void append_score(std::string& out, float v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
   char buf[32];
   const auto end = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 6).ptr;
   out.append(buf, end);

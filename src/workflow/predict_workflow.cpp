@@ -19,6 +19,7 @@ std::size_t run_predict(const PredictRequest& r) {
   formatter.set_stage_names(stage_names(bundle.manifest()));
   refuse_output_over_input(r.output, r.input);
   refuse_output_over_bundle("--output", r.output, r.model_dir);
+  refuse_folder_spelling("--output", r.output);
   TitleReader reader(r.input);
   const std::string folder = r.output == "-" ? "" : std::filesystem::path(r.output).parent_path().string();
   if (!folder.empty()) make_directories(folder);  // as eval --out does

@@ -97,4 +97,12 @@ WORLD_SIZE= MASTER_PORT= "$NEWSCLS_BIN" train --help >/dev/null || fail "help re
 WORLD_SIZE= "$NEWSCLS_BIN" "${tiny[@]}" --world-size 1 --set max_steps=1 --out "$dir/given" >/dev/null 2>&1 \
   || fail "an empty WORLD_SIZE refused although --world-size was given"
 
+# The launcher: rank 0 refusing its --out (a folder of the user's) stops rank 1 at once; it
+# waited out --dist-timeout for a rank 0 that had already gone.
+mkdir -p "$dir/notes" && echo keep >"$dir/notes/notes.txt"
+start=$SECONDS
+expect_exit 1 "$dir/launch.err" env MASTER_PORT="$(free_port)" "$launch" 2 "${tiny[@]}" --out "$dir/notes" --dist-timeout 60
+assert_contains "$dir/launch.err" "stopping the other ranks"
+((SECONDS - start < 30)) || fail "the launcher took $((SECONDS - start)) s to stop after rank 0 failed"
+
 echo "bert distributed join: ok"

@@ -108,4 +108,11 @@ rm -rf "$dir/swapped/members/0" && cp -r "$dir/other_ft" "$dir/swapped/members/0
 expect_exit 1 "$dir/swapped.err" "$NEWSCLS_BIN" info --model-dir "$dir/swapped"
 assert_contains "$dir/swapped.err" "cascade.json"
 assert_contains "$dir/swapped.err" "members/0: manifest.json is not the one this cascade was trained with"
+# --fit-calibration on a member rewrote its manifest, and the cascade no longer loaded; on the
+# cascade it stacked a second temperature on its members'.
+expect_exit 2 "$dir/fit.err" "$NEWSCLS_BIN" eval --model-dir "$dir/cascade/members/0" --data "$dir/data" --split dev --fit-calibration
+assert_contains "$dir/fit.err" "lies inside the bundle"
+expect_exit 2 "$dir/fit.err" "$NEWSCLS_BIN" eval --model-dir "$dir/cascade" --data "$dir/data" --split dev --fit-calibration
+assert_contains "$dir/fit.err" "its members' own"
+"$NEWSCLS_BIN" info --model-dir "$dir/cascade" >/dev/null 2>"$dir/fit.err" || { cat "$dir/fit.err" >&2; fail "the cascade no longer verifies"; }
 echo "test_cascade: ok"

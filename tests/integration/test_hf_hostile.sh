@@ -54,6 +54,31 @@ edit_header "$d" 'del h["bert.encoder.layer.1.output.dense.weight"]'
 refused "$d" "$d/model.safetensors"
 assert_contains "$dir/err" "layer.1.output.dense.weight"
 
+# Bytes appended after the last tensor (the safetensors library refuses such a file).
+d=$(variant appended)
+head -c 64 /dev/zero >>"$d/model.safetensors"
+refused "$d" "$d/model.safetensors"
+assert_contains "$dir/err" "64 bytes after the last tensor"
+
+# One NaN weight: imported without a word, then eval crashed and predict wrote "score":-nan.
+d=$(variant nan)
+python3 - "$d/model.safetensors" <<'PY'
+import json, struct, sys
+path = sys.argv[1]
+b = bytearray(open(path, "rb").read())
+(n,) = struct.unpack_from("<Q", b, 0)
+begin = json.loads(b[8:8 + n])["classifier.bias"]["data_offsets"][0]
+struct.pack_into("<f", b, 8 + n + begin, float("nan"))
+open(path, "wb").write(b)
+PY
+refused "$d" "tensor 'classifier.bias' holds a NaN or infinite value (element 0)"
+
+# A vocab.txt cut short imports (as transformers reads it), with a warning.
+d=$(variant short-vocab)
+head -n 11000 "$hf/bert-base-chinese-vocab.txt" >"$d/vocab.txt"
+"$bin" import-hf --model-dir "$d" --out "$dir/short-vocab-bundle" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import with a short vocab"; }
+assert_contains "$dir/err" "has 11000 lines but config.json's vocab_size is 21128"
+
 d=$(variant shape)
 edit_header "$d" 'h["bert.encoder.layer.0.intermediate.dense.weight"]["shape"] = [64, 128]'
 refused "$d" "$d/model.safetensors"

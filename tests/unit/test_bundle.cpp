@@ -210,6 +210,32 @@ TEST(AtomicFile, InterruptedWriteKeepsThePreviousContent) {
   EXPECT_EQ(std::distance(fs::directory_iterator(fs::path(path).parent_path()), fs::directory_iterator()), 1);
 }
 
+TEST(AtomicFile, ASetIsPutInPlaceOnlyWhenEveryFileIsWritten) {
+  const std::string dir = testing::scratch_dir();
+  write_file_atomic(dir + "/predictions.tsv", "old");
+  {
+    AtomicFileSet files;
+    files.add(dir + "/predictions.tsv", "new");
+    EXPECT_THROW(files.add(dir + "/no/such/folder/metrics.json", "new"), IoError);
+  }
+  EXPECT_EQ(read_file(dir + "/predictions.tsv"), "old");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);  // no temporary file left
+  AtomicFileSet files;
+  files.add(dir + "/predictions.tsv", "new");
+  files.add(dir + "/metrics.json", "new");
+  files.commit();
+  EXPECT_EQ(read_file(dir + "/predictions.tsv") + read_file(dir + "/metrics.json"), "newnew");
+}
+
+TEST(AtomicFile, ANameTooLongForTheTemporarySuffixIsWritten) {
+  const std::string dir = testing::scratch_dir();
+  const std::string path = dir + "/" + std::string(250, 'a');
+  write_file_atomic(path, "long");
+  EXPECT_EQ(read_file(path), "long");
+  EXPECT_LE(fs::path(temp_path_for(path)).filename().string().size(), 255u);
+  EXPECT_EQ(temp_path_for(dir + "/m.json"), dir + "/m.json.tmp." + std::to_string(::getpid()));
+}
+
 // What arrives through a FIFO until its writer closes it; "" when no writer comes within 10 s.
 std::string read_fifo(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);  // does not wait for a writer

@@ -161,5 +161,28 @@ TEST(Calibration, FormatterAbstainsBelowMinScore) {
   EXPECT_EQ(out, "t1\t\t0.4\n");
 }
 
+TEST(Calibration, AScorePrintedAsTheMinScoreIsAnswered) {
+  // 0.99999994 prints as 1: at --min-score 1 it was shown as "score":1 and abstained.
+  PredictionFormatter f({"a", "b"}, PredictionFormat::kTsv, 1);
+  f.set_min_score(1.0);
+  Prediction p = prediction_from_probs({0.99999994f, 0.00000006f});
+  std::string out;
+  f.append(out, "t", p);
+  EXPECT_EQ(out, "t\ta\t1\n");
+  EXPECT_EQ(compute_selective({0}, {0}, {0.99999994f}, 1.0).answered, 1u);
+  EXPECT_EQ(compute_selective({0}, {0}, {0.9999f}, 1.0).answered, 0u);
+  EXPECT_TRUE(below_min_score(std::nanf(""), 0.0));
+}
+
+TEST(Calibration, ANanScoreIsNullInJson) {
+  PredictionFormatter f({"a", "b"}, PredictionFormat::kJsonl, 1);
+  Prediction p = prediction_from_probs({0.5f, 0.5f});
+  p.score = std::nanf("");
+  std::string out;
+  f.append(out, "t", p);
+  EXPECT_NE(out.find("\"score\":null"), std::string::npos) << out;
+  EXPECT_EQ(compute_calibration({0}, {{std::nanf(""), 0.1f}}).count, 1u);  // no crash: a bin for NaN
+}
+
 }  // namespace
 }  // namespace newscls
