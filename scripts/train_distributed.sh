@@ -18,6 +18,10 @@ if (($# < 2)) || ! [[ "$1" =~ ^[1-9][0-9]*$ ]]; then
 fi
 world=$1
 shift
+case $1 in
+  train | pretrain) ;;
+  *) echo "usage: $0 N train|pretrain [newscls options...] ('$1' is not trained across ranks)" >&2; exit 2 ;;
+esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
 [[ -x "$bin" ]] || { echo "$0: no newscls binary at $bin (build it or set NEWSCLS_BIN)" >&2; exit 2; }

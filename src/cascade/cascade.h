@@ -33,6 +33,7 @@ std::string replace_members(const std::string& list, const std::vector<std::stri
 struct MemberAnswers {
   std::vector<float> scores;
   std::vector<char> correct;
+  std::size_t alone_correct = 0;  // titles this member gets right on its own
 };
 
 struct ThresholdChoice {

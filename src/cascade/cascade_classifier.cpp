@@ -189,6 +189,7 @@ MemberAnswers CascadeClassifier::answers_on(Member& m, const Dataset& dev, std::
     for (std::size_t k = 0; k < p.size(); ++k) {
       // predict_batch sends an unknown answer on whatever the threshold: below every candidate.
       a.scores.push_back(p[k].label == kUnknownLabel ? -1.0f : p[k].score);
+      a.alone_correct += p[k].label == dev.labels[begin + k] ? 1 : 0;
       std::vector<float>& j = joint[begin + k];
       multiply_into(j, p[k].probs);
       const int answer = product() && !j.empty() ? prediction_from_probs(j).label : p[k].label;
@@ -196,6 +197,33 @@ MemberAnswers CascadeClassifier::answers_on(Member& m, const Dataset& dev, std::
     }
   }
   return a;
+}
+
+// Each member's family; a family that occurs twice (fasttext -> bert-quantize -> bert) is told
+// apart by the member's folder name, since predict's "stage" is all a user sees.
+nlohmann::json member_stage_names(const std::vector<Member>& members) {
+  nlohmann::json names = nlohmann::json::array();
+  for (const Member& m : members) {
+    const bool repeated = std::count_if(members.begin(), members.end(), [&](const Member& o) { return o.family == m.family; }) > 1;
+    const std::string folder = std::filesystem::path(without_trailing_slashes(m.dir)).filename().string();
+    std::string name = repeated ? m.family + " (" + folder + ")" : m.family;
+    if (std::find(names.begin(), names.end(), name) != names.end()) name += " #" + std::to_string(names.size() + 1);
+    names.push_back(name);
+  }
+  return names;
+}
+
+// With combine=product every member's probabilities count, so a weak first member can pull
+// the cascade below a member on its own: said, since no threshold can fix it.
+void warn_if_below_a_member(const ThresholdChoice& choice, const std::vector<MemberAnswers>& dev,
+                            const nlohmann::json& names, std::size_t n) {
+  for (std::size_t m = 0; m < dev.size(); ++m) {
+    if (dev[m].alone_correct <= choice.correct) continue;
+    spdlog::warn("cascade: dev accuracy {:.4f} is below {}'s alone ({:.4f}); try --set combine=last, or that member alone",
+                 double(choice.correct) / double(std::max<std::size_t>(1, n)), names[m].get<std::string>(),
+                 double(dev[m].alone_correct) / double(std::max<std::size_t>(1, n)));
+    return;
+  }
 }
 
 nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
@@ -215,10 +243,11 @@ nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
   for (Member& m : members_) {
     spdlog::info("cascade: {} ({}) on dev", m.dir, m.family);
     dev.push_back(answers_on(m, *ctx.dev, joint));
-    facts["stages"].push_back(m.family);
   }
+  facts["stages"] = member_stage_names(members_);
   const ThresholdChoice choice = choose_thresholds(dev, config_["last_share"].get<double>(),
                                                    config_["candidates"].get<int>(), config_["slack"].get<double>());
+  warn_if_below_a_member(choice, dev, facts["stages"], ctx.dev->size());
   thresholds_ = choice.thresholds;
   nlohmann::json shares = nlohmann::json::array();
   for (std::size_t a : choice.answered) shares.push_back(double(a) / std::max<std::size_t>(1, ctx.dev->size()));

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include "cascade/cascade.h"
@@ -75,18 +76,25 @@ ThresholdChoice choose_thresholds(const std::vector<MemberAnswers>& members, dou
                           : later_member_thresholds(members, m, candidates));
   }
   std::vector<ThresholdChoice> allowed;
+  std::size_t least_last = n;  // the fewest titles any thresholds send to the last member
   ThresholdChoice trial;
   std::vector<std::size_t> pick(grid.size(), 0);
   for (;;) {  // every combination of the candidates (2 or 3 members: small)
     trial.thresholds.clear();
     for (std::size_t m = 0; m < grid.size(); ++m) trial.thresholds.push_back(grid[m][pick[m]]);
     route(members, trial);
+    least_last = std::min(least_last, trial.answered.back());
     if (double(trial.answered.back()) <= max_last_share * double(n) + 1e-9) allowed.push_back(trial);
     std::size_t m = 0;
     while (m < pick.size() && ++pick[m] == grid[m].size()) pick[m++] = 0;
     if (m == pick.size()) break;
   }
-  if (allowed.empty()) throw UsageError("cascade: no thresholds keep the last member's share within last_share");
+  if (allowed.empty()) {
+    char least[32];
+    std::snprintf(least, sizeof least, "%.4f", double(least_last) / double(std::max<std::size_t>(1, n)));
+    throw ConfigError("last_share", nlohmann::json(max_last_share).dump() + " is below the smallest share of dev titles that reach the last member, " +
+                                        least + " (an earlier member's 'unknown' answers always go on)");
+  }
   std::size_t most = 0;
   for (const ThresholdChoice& c : allowed) most = std::max(most, c.correct);
   // Within `slack` of the best accuracy, the fewest titles sent on; then the most accurate.

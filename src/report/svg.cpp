@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
+
+#include "newscls/utf8.h"
 
 namespace newscls::report {
 namespace {
@@ -114,13 +117,20 @@ std::string risk_coverage_svg(const std::vector<CurveSeries>& series, const std:
 std::string xml_escape(const std::string& s) {
   std::string out;
   out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
+  for (std::string_view ch : split_utf8_chars(s)) {
+    const auto first = static_cast<unsigned char>(ch[0]);
+    // XML allows neither bytes that are not UTF-8 (a folder's Latin-1 name) nor most control
+    // characters: either would make the whole figure unreadable.
+    if (ch.size() > 1 ? !is_valid_utf8(ch) : first >= 0x80 || (first < 0x20 && first != '\t' && first != '\n' && first != '\r')) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      continue;
+    }
+    switch (first) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
-      default: out += c;
+      default: out += ch;
     }
   }
   return out;

@@ -419,7 +419,8 @@ nlohmann::json run_compress(const CompressOptions& o) {
     sync_path(final_path.has_parent_path() ? final_path.parent_path().string() : ".");
     return report;
   } catch (...) {
-    spdlog::warn("compress stopped before its report: {} was left as it was", o.out_dir);
+    std::error_code ec;
+    if (fs::exists(final_path, ec)) spdlog::warn("compress stopped before its report: {} was left as it was", o.out_dir);
     throw;
   }
 }

@@ -104,5 +104,8 @@ start=$SECONDS
 expect_exit 1 "$dir/launch.err" env MASTER_PORT="$(free_port)" "$launch" 2 "${tiny[@]}" --out "$dir/notes" --dist-timeout 60
 assert_contains "$dir/launch.err" "stopping the other ranks"
 ((SECONDS - start < 30)) || fail "the launcher took $((SECONDS - start)) s to stop after rank 0 failed"
+# Only training is spread over ranks (`train_distributed.sh 2 predict ...` ran predict twice).
+expect_exit 2 "$dir/launch.err" "$launch" 2 predict --model-dir "$dir/x"
+assert_contains "$dir/launch.err" "'predict' is not trained across ranks"
 
 echo "bert distributed join: ok"

@@ -15,6 +15,11 @@ cascade_members "$dir"
   fail "a second fasttext bundle"
 ft_acc=$(json_get "$dir/src/ft/metrics.json" "j['accuracy']")
 
+# Two members of one family are told apart by their folders (both were "fasttext").
+"$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/two_ft" --threads 1 \
+  --set "members=$dir/other_ft,$dir/src/ft" >/dev/null 2>"$dir/two.err" || { cat "$dir/two.err" >&2; fail "two fasttext members"; }
+assert_eq "['fasttext (other_ft)', 'fasttext (ft)']" "$(json_get "$dir/two_ft/manifest.json" "j['training']['stages']")" "stage names"
+
 # The default members (fasttext,bert) are looked for next to --out: absent here, an error names
 # the field and the member; then train with the LLM share capped.
 expect_exit 1 "$dir/none.err" "$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/none"

@@ -35,6 +35,19 @@ TEST(Cascade, ThreeMembersAndBadInput) {
   EXPECT_THROW(choose_thresholds({cheap(), short_one}, 1.0), Error);
 }
 
+TEST(Cascade, AnUnreachableLastShareNamesTheSmallestReachable) {
+  // Three "unknown" answers (score -1) always go on: 0.3 of the titles reach the last member.
+  MemberAnswers unsure = cheap();
+  for (int i : {4, 5, 6}) unsure.scores[i] = -1.0f;
+  try {
+    choose_thresholds({unsure, costly()}, 0.1, 20);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("smallest share of dev titles that reach the last member, 0.3000"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Cascade, SlackTradesAccuracyForFewerTitlesSentOn) {
   // Within 0.3 of the best (10 of 10 right): at most 3 fewer right, so the first member may
   // keep up to 3 of its 5 unsure titles; it keeps the 3 surest ones (0.6, 0.5, 0.4).
