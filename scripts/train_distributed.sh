@@ -11,6 +11,10 @@
 # build tree's binary. When a rank fails the others are stopped; exits with the status of the
 # first rank to fail, else 0.
 set -euo pipefail
+if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] < 501)); then
+  echo "$0: needs bash 5.1 or later (wait -n -p), this is $BASH_VERSION" >&2
+  exit 2
+fi
 
 if (($# < 2)) || ! [[ "$1" =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: $0 N train|pretrain [newscls options...]" >&2
@@ -50,9 +54,8 @@ done
 status=0
 live=("${pids[@]}")
 while ((${#live[@]} > 0)); do
-  pid=""
   wait -n -p pid "${live[@]}" && code=0 || code=$?
-  [[ -n $pid ]] || continue  # a trapped signal woke wait: wait again
+  [[ -n ${pid-} ]] || continue  # a trapped signal woke wait (and unset pid): wait again
   for ((rank = 0; rank < world; rank++)); do [[ ${pids[$rank]} == "$pid" ]] && break; done
   rest=()
   for p in "${live[@]}"; do [[ $p == "$pid" ]] || rest+=("$p"); done

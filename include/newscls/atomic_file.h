@@ -66,16 +66,19 @@ class AtomicFileSet {
   std::vector<std::string> dropped_;
 };
 
-// Where a chain of symbolic links from path ends (the last may name nothing yet); path itself
-// when it is no link, or when the chain passes through /proc (/dev/stdout: an open stream).
+// Where a chain of symbolic links from path ends (the last may name nothing yet), each link
+// read against its real folder; path itself when it is no link, or when the chain passes
+// through /proc (/dev/stdout: an open stream). IoError for a loop of links.
 std::string link_target(const std::string& path);
 
-// The temporary name a write of path uses: "<path>.tmp.<pid>", or, when that name would be
-// too long for the file system (a name of 246..255 bytes), ".<hash>.tmp.<pid>" beside it.
+// A name beside path for this process's work on it: "<path>.<tag>.<pid>", or, when that would
+// be too long for the file system (a name of 246..255 bytes), ".<hash>.<tag>.<pid>" beside it.
+std::string sibling_path(const std::string& path, const std::string& tag);
+// The temporary name a write of path uses: sibling_path(path, "tmp").
 std::string temp_path_for(const std::string& path);
 
-// UsageError before any work when an output file is spelt as a folder ("out/"): the folder
-// would be made, then refused.
+// UsageError before any work when an output file is spelt as a folder ("out/", "out/."): the
+// folder would be made, then refused.
 void refuse_folder_spelling(const std::string& option, const std::string& path);
 
 // True for what AtomicOutputFile writes in place instead of replacing: "-" (stdout), a device

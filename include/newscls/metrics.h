@@ -54,7 +54,7 @@ CalibrationMetrics compute_calibration(const std::vector<int>& truth, const std:
 
 // A score as predict and serve print it (6 significant digits); what --min-score compares, so
 // a title shown with score 1 is never refused at --min-score 1.
-float printed_score(float score);
+double printed_score(float score);
 // Whether a score falls below a --min-score bar (as printed; a NaN score always does).
 bool below_min_score(float score, double min_score);
 

@@ -34,16 +34,22 @@ bool under_proc(const fs::path& p) {
 struct LinkTarget {
   std::string path;
   bool through_proc = false;
+  bool loop = false;  // still a link after 40 hops
 };
 
 LinkTarget follow_links(const std::string& path) {
   LinkTarget t{path, under_proc(path)};
-  for (int hops = 0; hops < 40; ++hops) {
+  for (int hops = 0;; ++hops) {
     std::error_code ec;
     if (!fs::is_symlink(fs::symlink_status(t.path, ec))) break;
+    if (hops == 40) {
+      t.loop = true;
+      break;
+    }
     fs::path next = fs::read_symlink(t.path, ec);
     if (ec) break;
-    if (next.is_relative()) next = fs::path(t.path).parent_path() / next;
+    // Against the link's real folder: "s/latest -> ../b" with s itself a link is not "b".
+    if (next.is_relative()) next = fs::weakly_canonical(fs::absolute(fs::path(t.path).parent_path(), ec), ec) / next;
     t.path = next.lexically_normal().string();
     t.through_proc = t.through_proc || under_proc(t.path);
   }
@@ -52,9 +58,9 @@ LinkTarget follow_links(const std::string& path) {
 
 }  // namespace
 
-std::string temp_path_for(const std::string& path) {
+std::string sibling_path(const std::string& path, const std::string& tag) {
   constexpr std::size_t kMaxName = 255;  // NAME_MAX of Linux's file systems
-  const std::string suffix = ".tmp." + std::to_string(::getpid());
+  const std::string suffix = "." + tag + "." + std::to_string(::getpid());
   const fs::path p(path);
   const std::string name = p.filename().string();
   if (name.size() + suffix.size() <= kMaxName) return path + suffix;
@@ -63,13 +69,17 @@ std::string temp_path_for(const std::string& path) {
   return (p.parent_path() / ("." + std::string(hash) + suffix)).string();
 }
 
+std::string temp_path_for(const std::string& path) { return sibling_path(path, "tmp"); }
+
 std::string link_target(const std::string& path) {
   const LinkTarget t = follow_links(path);
+  if (t.loop) throw IoError(path, "is a loop of symbolic links");
   return t.through_proc ? path : t.path;  // /dev/stdout is written in place, not the file it is open on
 }
 
 void refuse_folder_spelling(const std::string& option, const std::string& path) {
-  if (path.size() > 1 && path.back() == '/') {
+  const std::string last = fs::path(path).filename().string();
+  if ((path.size() > 1 && path.back() == '/') || last == "." || last == "..") {
     throw UsageError(option + " " + path + " ends in '/', so it names a folder; name the file to write");
   }
 }
@@ -119,7 +129,7 @@ AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(path), final
     direct_ = owns_file_ = true;
     return;
   }
-  final_path_ = follow_links(path).path;  // a link keeps pointing at the file it names, which is replaced
+  final_path_ = link_target(path);  // a link keeps pointing at the file it names, which is replaced
   tmp_path_ = temp_path_for(final_path_);
   file_ = std::fopen(tmp_path_.c_str(), "wb");
   if (file_ == nullptr) throw IoError(path, "cannot create: " + errno_text());
@@ -255,7 +265,7 @@ void sync_tree(const std::string& dir) {
 }
 
 void replace_directory(const std::string& from, const std::string& to) {
-  const std::string old_dir = to + ".old." + std::to_string(::getpid());
+  const std::string old_dir = sibling_path(to, "old");
   std::error_code ec;
   const bool had_old = fs::exists(to, ec);
   if (had_old) {

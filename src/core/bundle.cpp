@@ -134,9 +134,10 @@ void refuse_inside_bundle(const std::string& final_dir) {
 
 }  // namespace
 
-bool is_bundle_file(const std::string& path) {
-  // A link is replaced through (AtomicOutputFile), so the file it names is the one at stake.
-  if (const std::string target = link_target(path); target != path && is_bundle_file(target)) return true;
+namespace {
+
+// path itself, its links not followed.
+bool names_bundle_file(const std::string& path) {
   const fs::path folder = fs::path(path).parent_path();
   std::error_code ec;
   if (!fs::exists(folder / "manifest.json", ec)) return false;
@@ -147,6 +148,13 @@ bool is_bundle_file(const std::string& path) {
   } catch (const Error&) {
     return false;  // not a readable bundle: nothing of one to protect
   }
+}
+
+}  // namespace
+
+bool is_bundle_file(const std::string& path) {
+  // A link is replaced through (AtomicOutputFile), so the file it names is the one at stake.
+  return names_bundle_file(path) || names_bundle_file(link_target(path));
 }
 
 void refuse_output_over_bundle(const std::string& option, const std::string& output, const std::string& bundle_dir) {
@@ -210,14 +218,19 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
 
 namespace {
 
-// A folder that cannot be made there (a read-only file system, a dangling path) is found
-// before the work, not after hours of training.
+// A folder that cannot be made there (a read-only file system, a name too long) is found
+// before the work, not after hours of training. Probed in the nearest folder that exists:
+// none is made for the check.
 void probe_writable(const std::string& final_dir) {
-  const fs::path parent = fs::path(final_dir).parent_path();
+  fs::path parent = fs::path(final_dir).parent_path();
+  if (parent.empty()) parent = ".";
   std::error_code ec;
-  if (!parent.empty()) fs::create_directories(parent, ec);
-  const std::string probe = temp_path_for(final_dir);
-  if (!ec) fs::create_directory(probe, ec);
+  fs::path existing = parent;
+  while (!fs::exists(existing, ec) && existing.has_parent_path() && existing != existing.parent_path()) {
+    existing = existing.parent_path();
+  }
+  const std::string probe = existing == parent ? temp_path_for(final_dir) : temp_path_for((existing / "probe").string());
+  fs::create_directory(probe, ec);
   if (ec) throw IoError(final_dir, "cannot be written: " + ec.message());
   fs::remove(probe, ec);
 }

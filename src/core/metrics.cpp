@@ -133,11 +133,11 @@ CalibrationMetrics compute_calibration(const std::vector<int>& truth, const std:
   return c;
 }
 
-float printed_score(float score) {
+double printed_score(float score) {
   char buf[32];
   const auto end = std::to_chars(buf, buf + sizeof buf, score, std::chars_format::general, 6).ptr;
-  float shown = score;
-  std::from_chars(buf, end, shown);
+  double shown = score;
+  std::from_chars(buf, end, shown);  // as a double: "0.9" is 0.9, where the float 0.9f is below it
   return shown;
 }
 

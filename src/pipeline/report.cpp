@@ -351,6 +351,7 @@ void write_pipeline_report(const PipelineSummary& summary, const PipelineRequest
   const std::string curve = risk_coverage_of(stages);
   AtomicFileSet files;  // a full disk leaves the earlier report whole, not half of each
   if (!curve.empty()) files.add(summary.run_dir + "/risk_coverage.svg", curve);
+  else files.drop(summary.run_dir + "/risk_coverage.svg");
   files.add(summary.run_dir + "/report.md", markdown(stages, picks, attention, summary.run_dir));
   files.add(summary.run_dir + "/report.html", html(stages, picks, attention, summary.run_dir));
   files.commit();

@@ -462,7 +462,8 @@ void refuse_fit_inside(const Bundle& bundle, bool calibrated_inside) {
   if (calibrated_inside) {
     throw UsageError("--fit-calibration: this bundle's calibration is its members' own, fitted when it was trained");
   }
-  const std::string holder = bundle_holding(fs::path(without_trailing_slashes(bundle.dir())).parent_path().string());
+  std::error_code ec;  // "." and "..": the folder above the bundle's real one
+  const std::string holder = bundle_holding(fs::weakly_canonical(fs::absolute(bundle.dir(), ec), ec).parent_path().string());
   if (!holder.empty()) {
     throw UsageError("--fit-calibration: " + bundle.dir() + " lies inside the bundle " + holder +
                      ", which would then no longer verify; fit a copy of it instead");

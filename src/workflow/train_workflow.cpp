@@ -212,7 +212,8 @@ TrainOutcome train_model(const TrainRequest& request) {
   check_family_options(request);
   check_distributed(request);
   // "x/" as "x": its work folder is x.work beside it, not x/.work inside the bundle's folder.
-  const std::string out_dir = without_trailing_slashes(request.out_dir.empty() ? "runs/" + request.family : request.out_dir);
+  // Through a link (runs/latest), the bundle it names is replaced, and its work folder is beside that one.
+  const std::string out_dir = link_target(without_trailing_slashes(request.out_dir.empty() ? "runs/" + request.family : request.out_dir));
   if (request.distributed.rank == 0) BundleWriter::check_target(out_dir);
   const CalibrateSetting calibrate = calibrate_setting(request.config_file, request.overrides);
   auto model = make_classifier(request.family);

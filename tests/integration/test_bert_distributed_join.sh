@@ -104,6 +104,22 @@ start=$SECONDS
 expect_exit 1 "$dir/launch.err" env MASTER_PORT="$(free_port)" "$launch" 2 "${tiny[@]}" --out "$dir/notes" --dist-timeout 60
 assert_contains "$dir/launch.err" "stopping the other ranks"
 ((SECONDS - start < 30)) || fail "the launcher took $((SECONDS - start)) s to stop after rank 0 failed"
+# SIGTERM to the launcher reaches the ranks, and it waits for them (it died at once on
+# "pid: unbound variable", exit 1). The ranks here are stand-ins that sleep.
+printf '#!/bin/sh\nexec sleep 30\n' >"$dir/sleeper" && chmod +x "$dir/sleeper"
+NEWSCLS_BIN="$dir/sleeper" MASTER_PORT="$(free_port)" "$launch" 2 train 2>"$dir/term.err" &
+launcher=$!
+sleep 1
+kill -TERM "$launcher"
+start=$SECONDS
+set +e
+wait "$launcher"
+code=$?
+set -e
+assert_eq 143 "$code" "the launcher's status after SIGTERM"
+assert_not_contains "$dir/term.err" "unbound variable"
+((SECONDS - start < 10)) || fail "the ranks were not stopped by the launcher's SIGTERM"
+
 # Only training is spread over ranks (`train_distributed.sh 2 predict ...` ran predict twice).
 expect_exit 2 "$dir/launch.err" "$launch" 2 predict --model-dir "$dir/x"
 assert_contains "$dir/launch.err" "'predict' is not trained across ranks"

@@ -2,7 +2,8 @@
 # How outputs are named and written: a failed write of stdout fails the command; eval --out
 # through a link protects the file it names and puts its files beside that file; an output
 # spelt as a folder ("x/") is refused before the work; a legal name too long for ".tmp.<pid>"
-# is written; train --out through a link keeps the link; a UTF-16 data file is named as such.
+# is written, and written again; train --out through a link keeps the link, a link is read
+# against its real folder, a loop of links is an error; a UTF-16 data file is named as such.
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch)
 data="$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
@@ -51,6 +52,29 @@ ln -s tf "$dir/latest"
   { cat "$dir/err" >&2; fail "train through a link"; }
 [[ -L "$dir/latest" ]] || fail "the link was replaced by a folder"
 assert_eq fasttext "$(json_get "$dir/tf/manifest.json" 'j["family"]')" "the family of the bundle the link names"
+
+# Again into the same long name: the old bundle was moved aside as "<name>.old.<pid>", too long.
+longb=$(printf 'b%.0s' $(seq 250))
+for run in 1 2; do
+  "$NEWSCLS_BIN" train --model fasttext --data "$data" --out "$dir/$longb" --set epochs=1 >/dev/null 2>"$dir/err" ||
+    { cat "$dir/err" >&2; fail "train into a 250-byte name, run $run"; }
+done
+# A link read against its real folder: s -> real/sub and s/latest -> ../bundles/b1 name
+# real/bundles/b1 (the bundle was written to ./bundles/b1, a folder nobody named).
+mkdir -p "$dir/real/sub" "$dir/real/bundles" && cp -r "$dir/ft" "$dir/real/bundles/b1"
+ln -s real/sub "$dir/s" && ln -s ../bundles/b1 "$dir/real/sub/latest"
+(cd "$dir" && "$NEWSCLS_BIN" train --model tfidf-rf --data "$data" --out s/latest --set n_trees=2 >/dev/null 2>err) ||
+  { cat "$dir/err" >&2; fail "train through a link in a linked folder"; }
+assert_eq tfidf-rf "$(json_get "$dir/real/bundles/b1/manifest.json" 'j["family"]')" "the bundle the link names"
+[[ ! -e "$dir/bundles" ]] || fail "a bundle was written where no link points"
+# A loop of three links (a crash: is_bundle_file followed it without end).
+mkdir -p "$dir/loop" && ln -s b "$dir/loop/a" && ln -s c "$dir/loop/b" && ln -s a "$dir/loop/c"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" predict --model-dir "$dir/ft" --input "$dir/titles.txt" --output "$dir/loop/a"
+assert_contains "$dir/err" "is a loop of symbolic links"
+# --fit-calibration on the bundle in the current folder (refused as "inside itself").
+cp -r "$dir/ft" "$dir/fit"
+(cd "$dir/fit" && "$NEWSCLS_BIN" eval --model-dir . --data "$data" --split dev --fit-calibration >/dev/null 2>"$dir/err") ||
+  { cat "$dir/err" >&2; fail "--fit-calibration on ."; }
 
 # A data file saved as UTF-16: the error said "label '" and stopped at the first NUL.
 mkdir -p "$dir/u16" && cp "$data/class.txt" "$dir/u16/"
