@@ -154,7 +154,8 @@ bool names_bundle_file(const std::string& path) {
 
 bool is_bundle_file(const std::string& path) {
   // A link is replaced through (AtomicOutputFile), so the file it names is the one at stake.
-  return names_bundle_file(path) || names_bundle_file(link_target(path));
+  const std::string target = link_target(path);
+  return names_bundle_file(path) || (target != path && names_bundle_file(target));
 }
 
 void refuse_output_over_bundle(const std::string& option, const std::string& output, const std::string& bundle_dir) {
@@ -218,6 +219,18 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
 
 namespace {
 
+// The IoError the BundleWriter would meet replacing final_dir (links already followed).
+void check_replaceable(const std::string& final_dir) {
+  if (!is_bundle_or_empty(final_dir)) throw IoError(final_dir, "exists and is not a newscls bundle; refusing to replace it");
+  std::error_code ec;
+  if (fs::is_directory(final_dir, ec)) refuse_foreign_entries(final_dir);
+  for (fs::path up = fs::path(final_dir).parent_path(); !up.empty(); up = up.parent_path()) {
+    if (fs::exists(up, ec) && !fs::is_directory(up, ec)) throw IoError(final_dir, up.string() + " is not a directory");
+    if (up == up.parent_path()) break;
+  }
+  refuse_inside_bundle(final_dir);
+}
+
 // A folder that cannot be made there (a read-only file system, a name too long) is found
 // before the work, not after hours of training. Probed in the nearest folder that exists:
 // none is made for the check.
@@ -240,19 +253,12 @@ void probe_writable(const std::string& final_dir) {
 void BundleWriter::check_target(const std::string& out_dir) {
   // A link to a bundle folder is written through, as AtomicOutputFile writes through a link.
   const std::string final_dir = link_target(without_trailing_slashes(out_dir));
-  if (!is_bundle_or_empty(final_dir)) throw IoError(final_dir, "exists and is not a newscls bundle; refusing to replace it");
-  std::error_code ec;
-  if (fs::is_directory(final_dir, ec)) refuse_foreign_entries(final_dir);
-  for (fs::path up = fs::path(final_dir).parent_path(); !up.empty(); up = up.parent_path()) {
-    if (fs::exists(up, ec) && !fs::is_directory(up, ec)) throw IoError(final_dir, up.string() + " is not a directory");
-    if (up == up.parent_path()) break;
-  }
-  refuse_inside_bundle(final_dir);
+  check_replaceable(final_dir);
   probe_writable(final_dir);
 }
 
 BundleWriter::BundleWriter(std::string final_dir) : final_dir_(link_target(without_trailing_slashes(std::move(final_dir)))) {
-  check_target(final_dir_);
+  check_replaceable(final_dir_);  // no probe: the temporary folder made below is one
   const fs::path parent = fs::path(final_dir_).parent_path();
   if (!parent.empty()) make_directories(parent.string());
   tmp_dir_ = temp_path_for(final_dir_);
