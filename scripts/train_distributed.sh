@@ -22,9 +22,18 @@ if (($# < 2)) || ! [[ "$1" =~ ^[1-9][0-9]*$ ]]; then
 fi
 world=$1
 shift
-case $1 in
+# The subcommand is the first word past the global options (newscls has one: --log-level).
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case ${args[$i]} in
+    --log-level) ((++i)) ;;
+    --log-level=*) ;;
+    *) break ;;
+  esac
+done
+case ${args[$i]-} in
   train | pretrain) ;;
-  *) echo "usage: $0 N train|pretrain [newscls options...] ('$1' is not trained across ranks)" >&2; exit 2 ;;
+  *) echo "usage: $0 N train|pretrain [newscls options...] ('${args[$i]-}' is not trained across ranks)" >&2; exit 2 ;;
 esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
@@ -53,19 +62,33 @@ done
 # are stopped at once instead of waiting out --dist-timeout for it.
 status=0
 live=("${pids[@]}")
-while ((${#live[@]} > 0)); do
-  wait -n -p pid "${live[@]}" && code=0 || code=$?
-  [[ -n ${pid-} ]] || continue  # a trapped signal woke wait (and unset pid): wait again
-  for ((rank = 0; rank < world; rank++)); do [[ ${pids[$rank]} == "$pid" ]] && break; done
-  rest=()
-  for p in "${live[@]}"; do [[ $p == "$pid" ]] || rest+=("$p"); done
+ended() {  # pid code: one rank is gone
+  local rank p rest=()
+  for ((rank = 0; rank < world; rank++)); do [[ ${pids[$rank]} == "$1" ]] && break; done
+  for p in "${live[@]}"; do [[ $p == "$1" ]] || rest+=("$p"); done
   live=("${rest[@]}")
-  if ((code != 0)); then
-    echo "train_distributed: rank $rank exited with status $code" >&2
-    if ((status == 0)); then
-      status=$code
-      ((${#live[@]} == 0)) || { echo "train_distributed: stopping the other ranks" >&2; forward TERM; }
-    fi
+  (($2 != 0)) || return 0
+  echo "train_distributed: rank $rank exited with status $2" >&2
+  if ((status == 0)); then
+    status=$2
+    ((${#live[@]} == 0)) || { echo "train_distributed: stopping the other ranks" >&2; forward TERM; }
   fi
+}
+while ((${#live[@]} > 0)); do
+  unset pid
+  wait -n -p pid "${live[@]}" 2>/dev/null && code=0 || code=$?
+  if [[ -n ${pid-} ]]; then
+    ended "$pid" "$code"
+    continue
+  fi
+  # A trapped signal woke wait, or bash reaped a rank before wait -n asked for it ("no such
+  # job", which made this loop spin): plain wait still has the status of a rank that is gone.
+  before=${#live[@]}
+  for p in "${live[@]}"; do
+    kill -0 "$p" 2>/dev/null && continue
+    wait "$p" && code=0 || code=$?
+    ended "$p" "$code"
+  done
+  ((${#live[@]} < before)) || sleep 0.2  # never a busy loop
 done
 exit "$status"

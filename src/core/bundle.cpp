@@ -239,7 +239,11 @@ void probe_writable(const std::string& final_dir) {
   if (parent.empty()) parent = ".";
   std::error_code ec;
   fs::path existing = parent;
-  while (!fs::exists(existing, ec) && existing.has_parent_path() && existing != existing.parent_path()) {
+  while (!fs::exists(existing, ec)) {
+    if (!existing.has_parent_path() || existing == existing.parent_path()) {
+      existing = existing.is_absolute() ? existing.root_path() : fs::path(".");  // "runs/x" with no runs/
+      break;
+    }
     existing = existing.parent_path();
   }
   const std::string probe = existing == parent ? temp_path_for(final_dir) : temp_path_for((existing / "probe").string());

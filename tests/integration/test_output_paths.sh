@@ -3,7 +3,8 @@
 # through a link protects the file it names and puts its files beside that file; an output
 # spelt as a folder ("x/") is refused before the work; a legal name too long for ".tmp.<pid>"
 # is written, and written again; train --out through a link keeps the link, a link is read
-# against its real folder, a loop of links is an error; a UTF-16 data file is named as such.
+# against its real folder, a loop of links is an error; a UTF-16 data file is named as such;
+# a relative --out in folders not made yet is written.
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch)
 data="$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
@@ -11,6 +12,13 @@ data="$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
   { cat "$dir/err" >&2; fail "fasttext"; }
 "$NEWSCLS_BIN" train --model tfidf-rf --data "$data" --out "$dir/tf" --set n_trees=2 >/dev/null 2>"$dir/err" ||
   { cat "$dir/err" >&2; fail "tfidf-rf"; }
+
+# A relative --out whose folders do not exist yet, from a folder with nothing in it (the
+# writability probe looked for "runs" itself and failed with "No such file or directory").
+mkdir -p "$dir/cwd"
+(cd "$dir/cwd" && "$NEWSCLS_BIN" train --model tfidf-rf --data "$data" --out runs/new/tf --set n_trees=2) >/dev/null 2>"$dir/err" ||
+  { cat "$dir/err" >&2; fail "train --out runs/new/tf from an empty folder"; }
+[[ -f "$dir/cwd/runs/new/tf/manifest.json" ]] || fail "no bundle at runs/new/tf"
 
 # info's JSON to a full device (exit 0 with nothing written before).
 set +e
