@@ -2,6 +2,8 @@
 #include <memory>
 #include <string>
 
+#include <sys/stat.h>
+
 #include "commands.h"
 #include "common_options.h"
 #include "stage_table.h"
@@ -18,15 +20,24 @@ std::string fixed4(double v) {
 }
 
 // Abstention and cascade figures, when the run has them.
-void print_eval_extras(const nlohmann::json& report) {
+void print_eval_extras(const nlohmann::json& report, std::FILE* to) {
   if (report.contains("abstention")) {
     const auto& a = report["abstention"];
     const std::string accuracy = a["accuracy_answered"].is_null() ? "n/a" : fixed4(a["accuracy_answered"].get<double>());
-    std::printf("\nmin score %.9g: coverage %.4f (%zu of %zu answered), accuracy on answered %s\n",
-                a["min_score"].get<double>(), a["coverage"].get<double>(), a["answered"].get<std::size_t>(),
-                a["count"].get<std::size_t>(), accuracy.c_str());
+    std::fprintf(to, "\nmin score %.9g: coverage %.4f (%zu of %zu answered), accuracy on answered %s\n",
+                 a["min_score"].get<double>(), a["coverage"].get<double>(), a["answered"].get<std::size_t>(),
+                 a["count"].get<std::size_t>(), accuracy.c_str());
   }
-  print_stage_table(report);
+  print_stage_table(report, to);
+}
+
+// `--out /dev/stdout`, or `--out m.json > m.json`: the metrics go where stdout goes, and the
+// report printed after them would make the JSON unreadable (or overwrite it), so it goes to
+// stderr. Asked before the run: the metrics' rename then gives the path another file.
+bool out_is_stdout(const std::string& out) {
+  struct stat path_stat {}, stdout_stat {};
+  return !out.empty() && ::stat(out.c_str(), &path_stat) == 0 && ::fstat(1, &stdout_stat) == 0 &&
+         path_stat.st_dev == stdout_stat.st_dev && path_stat.st_ino == stdout_stat.st_ino;
 }
 
 }  // namespace
@@ -60,9 +71,10 @@ void setup_eval(CLI::App& app) {
                 "Fit the temperature on dev (--split dev) and store it in the bundle (for bundles trained without it)");
   cmd->add_flag("--uncalibrated", r->uncalibrated, "Ignore the bundle's calibration (to compare before and after)");
   cmd->callback([r] {
+    std::FILE* to = out_is_stdout(r->out) ? stderr : stdout;
     const EvalRun run = run_eval(*r);
-    std::printf("%s on %s\n%s", run.family.c_str(), run.data_path.c_str(), format_metrics_table(run.metrics).c_str());
-    print_eval_extras(run.report);
+    std::fprintf(to, "%s on %s\n%s", run.family.c_str(), run.data_path.c_str(), format_metrics_table(run.metrics).c_str());
+    print_eval_extras(run.report, to);
   });
 }
 

@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();  // global options such as --log-level may follow the subcommand
   std::string log_level = "info";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (logs go to stderr)")
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off (logs go to stderr)")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   app.parse_complete_callback([&log_level] { setup_logging(log_level); });

@@ -5,19 +5,22 @@
 
 namespace newscls::app {
 
-void print_stage_table(const nlohmann::json& report) {
-  if (!report.contains("stages")) return;
-  std::printf("\nstage           answered  share    accuracy\n");
-  for (const auto& s : report["stages"]) {
-    const std::string name = s.contains("name") ? s["name"].get<std::string>() : s["stage"].dump();
-    std::printf("%-15s %-9zu %-8.4f %.4f\n", name.c_str(), s["answered"].get<std::size_t>(), s["share"].get<double>(),
-                s["accuracy"].get<double>());
+void print_stage_table(const nlohmann::json& report, std::FILE* to) {
+  if (report.contains("stages")) {
+    std::fprintf(to, "\nstage           answered  share    accuracy\n");
+    for (const auto& s : report["stages"]) {
+      const std::string name = s.contains("name") ? s["name"].get<std::string>() : s["stage"].dump();
+      std::fprintf(to, "%-15s %-9zu %-8.4f %.4f\n", name.c_str(), s["answered"].get<std::size_t>(),
+                   s["share"].get<double>(), s["accuracy"].get<double>());
+    }
   }
-  const auto& stats = report["run_stats"];
-  if (stats.contains("requests_sent")) {
-    std::printf("requests sent (LLM calls) %s   cost %.4f USD\n", stats["requests_sent"].dump().c_str(),
-                stats.value("cost_usd", 0.0));
+  const nlohmann::json stats = report.value("run_stats", nlohmann::json::object());
+  if (!stats.contains("requests_sent")) return;
+  std::string line = "requests sent (LLM calls) " + stats["requests_sent"].dump();
+  for (const char* key : {"cache_hits", "retries", "unknown_replies"}) {
+    if (stats.contains(key)) line += std::string("   ") + key + " " + stats[key].dump();
   }
+  std::fprintf(to, "%s   cost %.4f USD\n", line.c_str(), stats.value("cost_usd", 0.0));
 }
 
 }  // namespace newscls::app

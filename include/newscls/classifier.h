@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "newscls/bundle.h"
+#include "newscls/config.h"
 #include "newscls/data.h"
 #include "newscls/metrics.h"
 
@@ -76,8 +77,8 @@ struct TrainContext {
   std::string device = "cpu";
   DistributedSettings distributed;
   // Equal on every rank started with the same settings (config, seed, data, --init's bundle):
-  // distributed training compares it before any work.
-  std::uint64_t settings_fingerprint = 0;
+  // distributed training compares them before any work and names those that differ.
+  SettingsFingerprint settings_fingerprint;
 };
 
 class Classifier {

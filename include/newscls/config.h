@@ -11,11 +11,21 @@
 //   int n = config_int(cfg, "n_trees", 1, 100000);
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace newscls {
+
+// One hash per setting, named: "config.lr", "seed", ... Ranks of a distributed run compare
+// them, so that a rank started with another --set is told which one.
+using SettingsFingerprint = std::vector<std::pair<std::string, std::int64_t>>;
+// Each top-level key of `settings` is a part; an object's keys (the config) are parts of their
+// own, named "<key>.<subkey>".
+SettingsFingerprint fingerprint_parts(const nlohmann::json& settings);
 
 void merge_config_file(nlohmann::json& config, const std::string& path);
 // A config file's JSON object, as merge_config_file reads it; IoError naming path otherwise.

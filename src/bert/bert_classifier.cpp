@@ -321,9 +321,8 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   label_names_ = ctx.labels->names;
   if (!ctx.work_dir.empty()) make_directories(ctx.work_dir);
   Collective comm(ctx.distributed);
-  comm.check_same(static_cast<std::int64_t>(ctx.settings_fingerprint),
-                  "the training settings (config, seed, data, --init's encoder; start every rank with the same "
-                  "command line and data)");
+  comm.check_same(ctx.settings_fingerprint,
+                  "the training settings (start every rank with the same command line, data and --init)");
   nlohmann::json facts = prepare_encoder(ctx, &comm);
   Options tuning = options_;
   if (ctx.init_dir.rfind(kHfPrefix, 0) == 0) tuning.lr = options_.pretrained_lr;
@@ -493,11 +492,11 @@ nlohmann::json default_config() { return default_options_json(); }
 namespace {
 
 // Ranks started with other settings would pretrain apart in silence (another width aborts in gloo).
-std::int64_t pretrain_fingerprint(nlohmann::json config, const PretrainRequest& request) {
+SettingsFingerprint pretrain_fingerprint(nlohmann::json config, const PretrainRequest& request) {
   for (const std::string& key : execution_keys()) config.erase(key);
-  std::string text = config.dump() + "\n" + std::to_string(request.seed);
-  for (const std::string& title : request.train->titles) text += "\n" + title;
-  return static_cast<std::int64_t>(std::stoull(sha256_hex(text).substr(0, 15), nullptr, 16));
+  std::string titles;
+  for (const std::string& title : request.train->titles) titles += title + "\n";
+  return fingerprint_parts({{"config", config}, {"seed", request.seed}, {"data_sha256", sha256_hex(titles)}});
 }
 
 }  // namespace
@@ -520,7 +519,7 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   Encoded titles = encode_all(vocab, request.train->titles, options.arch.max_len);
   Collective comm(request.distributed);
   comm.check_same(pretrain_fingerprint(config, request),
-                  "the pretraining settings (config, seed, data; start every rank with the same command line and data)");
+                  "the pretraining settings (start every rank with the same command line and data)");
   nlohmann::json facts = pretrain_mlm(encoder, rng, options, {&titles, vocab.size(), request.seed, &comm});
   facts["vocab_size"] = vocab.size();
   facts["threads"] = at::get_num_threads();

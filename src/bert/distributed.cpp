@@ -313,24 +313,46 @@ std::vector<double> Collective::broadcast(std::vector<double> values) {
   return std::vector<double>(p, p + values.size());
 }
 
-void Collective::check_same(std::int64_t value, const std::string& what) {
-  if (!active()) return;
-  std::vector<at::Tensor> in{torch::tensor({value}, torch::kInt64)};
+std::vector<std::vector<std::int64_t>> Collective::gather(const std::vector<std::int64_t>& values, const std::string& what) {
+  const auto n = static_cast<std::int64_t>(values.size());
+  std::vector<at::Tensor> in{torch::tensor(values, torch::kInt64)};
   std::vector<std::vector<at::Tensor>> out(1);
-  for (int r = 0; r < world_size(); ++r) out[0].push_back(torch::empty({1}, torch::kInt64));
+  for (int r = 0; r < world_size(); ++r) out[0].push_back(torch::empty({n}, torch::kInt64));
   try {
     run_collective([&] { return group_->group->allgather(out, in); });
   } catch (const std::exception& e) {
     fail("comparing " + what, e);
   }
+  std::vector<std::vector<std::int64_t>> all;
+  for (const at::Tensor& t : out[0]) all.emplace_back(t.data_ptr<std::int64_t>(), t.data_ptr<std::int64_t>() + n);
+  return all;
+}
+
+void Collective::check_same(std::int64_t value, const std::string& what) {
+  if (!active()) return;
+  const auto all = gather({value}, what);
   std::string values;
   bool same = true;
   for (int r = 0; r < world_size(); ++r) {
-    const std::int64_t v = out[0][r].item<std::int64_t>();
-    same = same && v == value;
-    values += fmt::format("{}rank {}: {}", r == 0 ? "" : ", ", r, v);
+    same = same && all[r][0] == value;
+    values += fmt::format("{}rank {}: {}", r == 0 ? "" : ", ", r, all[r][0]);
   }
   if (!same) throw_distributed("the ranks disagree on " + what + " (" + values + ")");
+}
+
+void Collective::check_same(const SettingsFingerprint& parts, const std::string& what) {
+  if (!active()) return;
+  // The count first: every rank must then gather vectors of one length.
+  check_same(static_cast<std::int64_t>(parts.size()), "the number of settings (is every rank the same newscls?)");
+  std::vector<std::int64_t> hashes;
+  for (const auto& part : parts) hashes.push_back(part.second);
+  const auto all = gather(hashes, what);
+  std::string names;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const bool differs = std::any_of(all.begin(), all.end(), [&](const auto& rank) { return rank[i] != hashes[i]; });
+    if (differs) names += (names.empty() ? "" : ", ") + parts[i].first;
+  }
+  if (!names.empty()) throw_distributed("the ranks disagree on " + what + ": " + names + (names.find(',') == std::string::npos ? " differs" : " differ"));
 }
 
 void Collective::barrier() {

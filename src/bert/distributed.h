@@ -56,6 +56,9 @@ class Collective {
   bool reduce_gradients(torch::nn::Module& module, double weight, double& loss);
   // Throws unless every rank passes the same value (e.g. the step a resumed run starts at).
   void check_same(std::int64_t value, const std::string& what);
+  // Throws unless every rank passes the same parts, naming those that differ
+  // ("the ranks disagree on <what>: config.lr, seed").
+  void check_same(const SettingsFingerprint& parts, const std::string& what);
   void barrier();
 
   // Time spent in and bytes sent to gradient reductions, for metrics.json.
@@ -66,6 +69,8 @@ class Collective {
  private:
   struct Group;
   [[noreturn]] void fail(const std::string& during, const std::exception& e);
+  // Every rank's values, in rank order (all ranks pass as many).
+  std::vector<std::vector<std::int64_t>> gather(const std::vector<std::int64_t>& values, const std::string& what);
   void reduce_sparse(torch::Tensor& param, double weight);
   std::pair<torch::Tensor, torch::Tensor> gather_rows(const torch::Tensor& rows, const torch::Tensor& values);
 

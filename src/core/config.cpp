@@ -7,6 +7,7 @@
 #include "newscls/atomic_file.h"
 #include "newscls/error.h"
 #include "newscls/json_parse.h"
+#include "newscls/sha256.h"
 
 namespace newscls {
 namespace {
@@ -97,6 +98,28 @@ void apply_override(nlohmann::json& config, const std::string& assignment) {
   nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded() || (config.contains(key) && config[key].is_string())) value = text;
   merge_config(config, nlohmann::json{{key, value}}, "--set " + key);
+}
+
+namespace {
+
+std::int64_t hash_of(const nlohmann::json& value) {
+  return static_cast<std::int64_t>(std::stoull(sha256_hex(value.dump()).substr(0, 15), nullptr, 16));
+}
+
+}  // namespace
+
+SettingsFingerprint fingerprint_parts(const nlohmann::json& settings) {
+  SettingsFingerprint parts;
+  for (auto it = settings.begin(); it != settings.end(); ++it) {
+    if (!it.value().is_object()) {
+      parts.emplace_back(it.key(), hash_of(it.value()));
+      continue;
+    }
+    for (auto sub = it.value().begin(); sub != it.value().end(); ++sub) {
+      parts.emplace_back(it.key() + "." + sub.key(), hash_of(sub.value()));
+    }
+  }
+  return parts;
 }
 
 nlohmann::json strip_docs(const nlohmann::json& config) {

@@ -181,11 +181,11 @@ nlohmann::json training_settings(const TrainRequest& request, const Classifier& 
 }
 
 // The settings every rank must share, whatever its paths: no folder names, no world size.
-std::uint64_t rank_fingerprint(nlohmann::json settings, const std::vector<std::string>& execution_keys) {
+SettingsFingerprint rank_fingerprint(nlohmann::json settings, const std::vector<std::string>& execution_keys) {
   for (const std::string& key : execution_keys) settings["config"].erase(key);
   settings.erase("init");
   settings.erase("world_size");
-  return std::stoull(sha256_hex(settings.dump()).substr(0, 15), nullptr, 16);
+  return fingerprint_parts(settings);
 }
 
 // Whether training continues the work folder's checkpoints: only those made with the same

@@ -42,7 +42,7 @@ WORLD_SIZE=2 RANK=0 MASTER_PORT=$port "$NEWSCLS_BIN" "${tiny[@]}" --set batch_si
   >/dev/null 2>"$dir/mixed0.err" &
 pid0=$!
 set +e
-WORLD_SIZE=2 RANK=1 MASTER_PORT=$port "$NEWSCLS_BIN" "${tiny[@]}" --set batch_size=8 --set lr=1e-3 \
+WORLD_SIZE=2 RANK=1 MASTER_PORT=$port "$NEWSCLS_BIN" "${tiny[@]}" --set batch_size=8 --set lr=1e-3 --set weight_decay=0.05 \
   --out "$dir/mixed" >/dev/null 2>"$dir/mixed1.err"
 rc1=$?
 wait "$pid0"
@@ -50,6 +50,9 @@ rc0=$?
 set -e
 ((rc0 == 1 && rc1 == 1)) || fail "ranks with different settings exited $rc0 and $rc1"
 assert_contains "$dir/mixed0.err" "the ranks disagree on the training settings"
+# Which settings: they were two hashes.
+assert_contains "$dir/mixed0.err" "config.lr, config.weight_decay differ"
+assert_contains "$dir/mixed1.err" "config.lr, config.weight_decay differ"
 [[ ! -e "$dir/mixed/manifest.json" ]] || fail "a bundle was written"
 
 expect_exit 2 "$dir/refuse.err" env WORLD_SIZE=2 RANK=0 "$NEWSCLS_BIN" train --model fasttext --data "$dir/data" \

@@ -36,6 +36,7 @@ rc0=$?
 set -e
 ((rc0 == 1 && rc1 == 1)) || fail "ranks pretraining with different settings exited $rc0 and $rc1"
 assert_contains "$dir/mixed0.err" "the ranks disagree on the pretraining settings"
+assert_contains "$dir/mixed0.err" "config.pretrain_lr differs"
 [[ ! -e "$dir/mixed/manifest.json" ]] || fail "an encoder bundle was written"
 port=$(free_port)
 WORLD_SIZE=2 RANK=0 MASTER_PORT=$port "$NEWSCLS_BIN" "${pre[@]}" --out "$dir/threads" >/dev/null 2>"$dir/threads0.err" &

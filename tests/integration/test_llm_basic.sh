@@ -34,6 +34,8 @@ assert_eq True "$(json_get "$m" "abs(j['run_stats']['cost_usd'] - (1440*0.28 + 2
 assert_eq True "$(json_get "$m" "20 <= j['run_stats']['latency_ms']['p50'] <= j['run_stats']['latency_ms']['p95'] <= j['run_stats']['latency_ms']['p99']")" "latency percentiles"
 assert_eq 1.0 "$(json_get "$m" "j['accuracy']")" "accuracy"
 assert_eq 40 "$(json_get "$m" "j['count']")" "titles evaluated"
+# What the run cost is printed, not only stored (it was in metrics.json alone).
+assert_contains "$dir/train.out" "requests sent (LLM calls) 40   cache_hits 0   retries 0   unknown_replies 0   cost 0.0005 USD"
 max_in_flight=$(server_stat "j['max_in_flight']")
 (( max_in_flight <= 8 && max_in_flight >= 2 )) || fail "max in flight $max_in_flight, want 2..8"
 # The bundle holds no weights: the prompt, not the key.
@@ -54,6 +56,7 @@ reset_llm_server
 assert_eq 0 "$(server_stat "j['requests']")" "requests on rerun"
 assert_eq 0 "$(run_stat "$dir/eval/metrics.json" requests_sent)" "requests_sent on rerun"
 assert_eq 40 "$(run_stat "$dir/eval/metrics.json" cache_hits)" "cache hits on rerun"
+assert_contains "$dir/eval.out" "requests sent (LLM calls) 0   cache_hits 40"
 assert_eq 0 "$(run_stat "$dir/eval/metrics.json" prompt_tokens)" "tokens on rerun"
 assert_eq 1.0 "$(json_get "$dir/eval/metrics.json" "j['accuracy']")" "accuracy on rerun"
 

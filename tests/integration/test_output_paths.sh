@@ -28,6 +28,18 @@ set -e
 assert_eq 1 "$code" "info > /dev/full"
 assert_contains "$dir/err" "standard output: write failed: No space left on device"
 
+# eval --out /dev/stdout: the stream is the metrics JSON alone (the printed report followed
+# it); with stdout redirected to the --out file, that file is the JSON (the two overlapped).
+"$NEWSCLS_BIN" eval --model-dir "$dir/ft" --data "$data" --out /dev/stdout 2>"$dir/err" >"$dir/stdout.json" ||
+  { cat "$dir/err" >&2; fail "eval --out /dev/stdout"; }
+json_get "$dir/stdout.json" "j['accuracy']" >/dev/null || fail "eval --out /dev/stdout > FILE is no JSON"
+"$NEWSCLS_BIN" eval --model-dir "$dir/ft" --data "$data" --out /dev/stdout 2>"$dir/err" | cat >"$dir/piped.json"
+json_get "$dir/piped.json" "j['accuracy']" >/dev/null || fail "eval --out /dev/stdout through a pipe is no JSON"
+assert_contains "$dir/err" "accuracy"
+"$NEWSCLS_BIN" eval --model-dir "$dir/ft" --data "$data" --out "$dir/same.json" >"$dir/same.json" 2>"$dir/err" ||
+  { cat "$dir/err" >&2; fail "eval --out F > F"; }
+json_get "$dir/same.json" "j['accuracy']" >/dev/null || fail "eval --out F > F left no JSON in F"
+
 # eval --out LINK to another bundle's payload (it replaced forest.bin, exit 0).
 mkdir -p "$dir/links" && ln -s ../tf/forest.bin "$dir/links/m.json"
 expect_exit 2 "$dir/err" "$NEWSCLS_BIN" eval --model-dir "$dir/ft" --data "$data" --out "$dir/links/m.json"

@@ -13,6 +13,22 @@ namespace {
 
 nlohmann::json sample() { return {{"n_trees", 100}, {"lr", 0.5}, {"loss", "softmax"}, {"quantize", false}}; }
 
+// Distributed ranks compare these parts and name those that differ.
+TEST(Config, FingerprintPartsNameEachSettingAndChangeOnlyWithIt) {
+  const nlohmann::json a = {{"config", {{"lr", 0.001}, {"layers", 2}}}, {"seed", 5}};
+  nlohmann::json b = a;
+  b["config"]["lr"] = 0.002;
+  const SettingsFingerprint pa = fingerprint_parts(a), pb = fingerprint_parts(b);
+  ASSERT_EQ(pa.size(), 3u);
+  EXPECT_EQ(pa[0].first, "config.layers");
+  EXPECT_EQ(pa[1].first, "config.lr");
+  EXPECT_EQ(pa[2].first, "seed");
+  EXPECT_EQ(pa[0].second, pb[0].second);
+  EXPECT_NE(pa[1].second, pb[1].second);
+  EXPECT_EQ(pa[2].second, pb[2].second);
+  EXPECT_GE(pa[1].second, 0);  // 60 bits: a non-negative int64 on every rank
+}
+
 TEST(Config, SetOverridesParseTypedValues) {
   nlohmann::json c = sample();
   apply_override(c, "n_trees=10");
