@@ -2,7 +2,6 @@
 # The test command of the README and of CI: installs what is missing, builds, runs ctest.
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit`, `-LE slow` or `-R cascade`.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 for arg in "$@"; do
   if [[ $arg == -h || $arg == --help ]]; then
     sed -n '2,3p' "$0" | sed 's/^# \{0,1\}//'
@@ -10,6 +9,7 @@ for arg in "$@"; do
     exit 0
   fi
 done
+cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
 cd "${NEWSCLS_BUILD_DIR:-build}"

@@ -11,10 +11,6 @@
 # build tree's binary. When a rank fails the others are stopped; exits with the status of the
 # first rank to fail, else 0.
 set -euo pipefail
-if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] < 501)); then
-  echo "$0: needs bash 5.1 or later (wait -n -p), this is $BASH_VERSION" >&2
-  exit 2
-fi
 
 if (($# < 2)) || ! [[ "$1" =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: $0 N train|pretrain [newscls options...]" >&2
@@ -74,21 +70,15 @@ ended() {  # pid code: one rank is gone
     ((${#live[@]} == 0)) || { echo "train_distributed: stopping the other ranks" >&2; forward TERM; }
   fi
 }
+# Polled, not `wait -n`: bash reaps a rank outside `wait -n` when two end together (or during
+# a trap) and then forgets it ("no such job"), so `wait -n` spun, or blocked on the others while
+# a failed rank went unreported; plain `wait PID` still has the status of a rank that is gone.
 while ((${#live[@]} > 0)); do
-  unset pid
-  wait -n -p pid "${live[@]}" 2>/dev/null && code=0 || code=$?
-  if [[ -n ${pid-} ]]; then
-    ended "$pid" "$code"
-    continue
-  fi
-  # A trapped signal woke wait, or bash reaped a rank before wait -n asked for it ("no such
-  # job", which made this loop spin): plain wait still has the status of a rank that is gone.
-  before=${#live[@]}
   for p in "${live[@]}"; do
     kill -0 "$p" 2>/dev/null && continue
     wait "$p" && code=0 || code=$?
     ended "$p" "$code"
   done
-  ((${#live[@]} < before)) || sleep 0.2  # never a busy loop
+  ((${#live[@]} == 0)) || sleep 0.2
 done
 exit "$status"

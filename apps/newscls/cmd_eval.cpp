@@ -31,13 +31,15 @@ void print_eval_extras(const nlohmann::json& report, std::FILE* to) {
   print_stage_table(report, to);
 }
 
-// `--out /dev/stdout`, or `--out m.json > m.json`: the metrics go where stdout goes, and the
-// report printed after them would make the JSON unreadable (or overwrite it), so it goes to
-// stderr. Asked before the run: the metrics' rename then gives the path another file.
+// `--out /dev/stdout` (or `--out m.json > m.json`): the metrics go where stdout goes, a
+// file or a pipe, and the report printed after them would make the JSON unreadable (or be
+// lost), so it goes to stderr. Asked before the run: the metrics' rename then gives the path
+// another file. (`--out /dev/null > /dev/null` keeps it on stdout.)
 bool out_is_stdout(const std::string& out) {
   struct stat path_stat {}, stdout_stat {};
-  return !out.empty() && ::stat(out.c_str(), &path_stat) == 0 && ::fstat(1, &stdout_stat) == 0 &&
-         path_stat.st_dev == stdout_stat.st_dev && path_stat.st_ino == stdout_stat.st_ino;
+  if (out.empty() || ::stat(out.c_str(), &path_stat) != 0 || ::fstat(1, &stdout_stat) != 0) return false;
+  const bool data = S_ISREG(stdout_stat.st_mode) || S_ISFIFO(stdout_stat.st_mode) || S_ISSOCK(stdout_stat.st_mode);
+  return data && path_stat.st_dev == stdout_stat.st_dev && path_stat.st_ino == stdout_stat.st_ino;
 }
 
 }  // namespace

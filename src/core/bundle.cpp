@@ -240,6 +240,9 @@ void probe_writable(const std::string& final_dir) {
   std::error_code ec;
   fs::path existing = parent;
   while (!fs::exists(existing, ec)) {
+    if (fs::is_symlink(fs::symlink_status(existing, ec))) {  // an unmounted disk's link: not "." instead
+      throw IoError(final_dir, "cannot be written: " + existing.string() + " is a link to nothing");
+    }
     if (!existing.has_parent_path() || existing == existing.parent_path()) {
       existing = existing.is_absolute() ? existing.root_path() : fs::path(".");  // "runs/x" with no runs/
       break;

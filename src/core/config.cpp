@@ -102,8 +102,9 @@ void apply_override(nlohmann::json& config, const std::string& assignment) {
 
 namespace {
 
-std::int64_t hash_of(const nlohmann::json& value) {
-  return static_cast<std::int64_t>(std::stoull(sha256_hex(value.dump()).substr(0, 15), nullptr, 16));
+// The name is hashed too: ranks of two versions with a key renamed are told apart.
+std::int64_t hash_of(const std::string& name, const nlohmann::json& value) {
+  return static_cast<std::int64_t>(std::stoull(sha256_hex(name + "=" + value.dump()).substr(0, 15), nullptr, 16));
 }
 
 }  // namespace
@@ -112,11 +113,12 @@ SettingsFingerprint fingerprint_parts(const nlohmann::json& settings) {
   SettingsFingerprint parts;
   for (auto it = settings.begin(); it != settings.end(); ++it) {
     if (!it.value().is_object()) {
-      parts.emplace_back(it.key(), hash_of(it.value()));
+      parts.emplace_back(it.key(), hash_of(it.key(), it.value()));
       continue;
     }
     for (auto sub = it.value().begin(); sub != it.value().end(); ++sub) {
-      parts.emplace_back(it.key() + "." + sub.key(), hash_of(sub.value()));
+      const std::string name = it.key() + "." + sub.key();
+      parts.emplace_back(name, hash_of(name, sub.value()));
     }
   }
   return parts;

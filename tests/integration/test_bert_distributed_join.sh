@@ -123,6 +123,26 @@ for delay in 0.3 0.6 1 0.3 0.6 1; do
   assert_not_contains "$dir/term.err" "unbound variable"
   assert_not_contains "$dir/term.err" "no such job"
 done
+# A rank killed as another exits 0 (bash reaps both at once and forgets the killed one): it
+# went unreported until rank 0 ended, and the launcher exited with rank 0's status.
+cat >"$dir/standin" <<'SH'
+#!/bin/sh
+case $RANK in
+  0) sleep 8; exit 1 ;;
+  1) sleep 1; kill -KILL "$(cat "$NEWSCLS_DIST_LOGS/r2.pid")"; exit 0 ;;
+  2) echo $$ >"$NEWSCLS_DIST_LOGS/r2.pid"; exec sleep 30 ;;
+esac
+SH
+chmod +x "$dir/standin"
+start=$SECONDS
+set +e
+NEWSCLS_BIN="$dir/standin" MASTER_PORT="$(free_port)" timeout 20 "$launch" 3 train 2>"$dir/kill.err"
+code=$?
+set -e
+assert_eq 137 "$code" "the launcher's status when rank 2 was killed"
+((SECONDS - start < 6)) || fail "rank 2's death was noticed after $((SECONDS - start)) s"
+assert_contains "$dir/kill.err" "rank 2 exited with status 137"
+
 # Only training is spread over ranks (`train_distributed.sh 2 predict ...` ran predict twice).
 expect_exit 2 "$dir/launch.err" "$launch" 2 predict --model-dir "$dir/x"
 assert_contains "$dir/launch.err" "'predict' is not trained across ranks"

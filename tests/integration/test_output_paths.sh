@@ -19,6 +19,12 @@ mkdir -p "$dir/cwd"
 (cd "$dir/cwd" && "$NEWSCLS_BIN" train --model tfidf-rf --data "$data" --out runs/new/tf --set n_trees=2) >/dev/null 2>"$dir/err" ||
   { cat "$dir/err" >&2; fail "train --out runs/new/tf from an empty folder"; }
 [[ -f "$dir/cwd/runs/new/tf/manifest.json" ]] || fail "no bundle at runs/new/tf"
+# ... but a link to a folder that is gone (an unmounted disk) is refused before the work.
+ln -s "$dir/unmounted" "$dir/cwd/gone"
+(cd "$dir/cwd" && "$NEWSCLS_BIN" train --model tfidf-rf --data "$data" --out gone/tf --set n_trees=2) >/dev/null 2>"$dir/err" &&
+  fail "train --out through a dangling link succeeded"
+assert_contains "$dir/err" "gone/tf: cannot be written: gone is a link to nothing"
+assert_not_contains "$dir/err" "trained in"
 
 # info's JSON to a full device (exit 0 with nothing written before).
 set +e
@@ -39,6 +45,7 @@ assert_contains "$dir/err" "accuracy"
 "$NEWSCLS_BIN" eval --model-dir "$dir/ft" --data "$data" --out "$dir/same.json" >"$dir/same.json" 2>"$dir/err" ||
   { cat "$dir/err" >&2; fail "eval --out F > F"; }
 json_get "$dir/same.json" "j['accuracy']" >/dev/null || fail "eval --out F > F left no JSON in F"
+assert_contains "$dir/err" "fasttext on "  # the report: it was lost with the file's old inode
 
 # eval --out LINK to another bundle's payload (it replaced forest.bin, exit 0).
 mkdir -p "$dir/links" && ln -s ../tf/forest.bin "$dir/links/m.json"
