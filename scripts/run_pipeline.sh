@@ -14,16 +14,23 @@ for arg in "$@"; do
     exit 0
   fi
 done
-scripts/setup.sh
-scripts/build.sh
 run_dir=""
+resume=false
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
   case "${args[i]}" in
     --out) run_dir="${args[i + 1]:-}" ;;
     --out=*) run_dir="${args[i]#--out=}" ;;
+    --resume) resume=true ;;
   esac
 done
+# A new runs/<timestamp> would resume nothing: every stage trained again, and no word of it.
+if $resume && [[ -z $run_dir ]]; then
+  echo "run_pipeline: --resume continues a run: name its folder with --out (e.g. --out runs/20261205-010203 --resume)" >&2
+  exit 2
+fi
+scripts/setup.sh
+scripts/build.sh
 if [[ -z $run_dir ]]; then
   run_dir="runs/$(date +%Y%m%d-%H%M%S)"
   set -- --out "$run_dir" "$@"

@@ -41,8 +41,9 @@ export WORLD_SIZE=$world MASTER_ADDR=${MASTER_ADDR:-127.0.0.1} MASTER_PORT=${MAS
 pids=()
 # SIGINT/SIGTERM to this script reach every rank, which stop together.
 forward() { kill -s "$1" "${pids[@]}" 2>/dev/null || true; }
-trap 'forward INT' INT
-trap 'forward TERM' TERM
+stopped=""  # the signal this script was sent: the ranks' exits are then no failure of their own
+trap 'stopped=INT; forward INT' INT
+trap 'stopped=TERM; forward TERM' TERM
 
 for ((rank = 0; rank < world; rank++)); do
   if ((rank == 0)); then
@@ -64,10 +65,14 @@ ended() {  # pid code: one rank is gone
   for p in "${live[@]}"; do [[ $p == "$1" ]] || rest+=("$p"); done
   live=("${rest[@]}")
   (($2 != 0)) || return 0
-  echo "train_distributed: rank $rank exited with status $2" >&2
+  if [[ -n $stopped ]]; then
+    echo "train_distributed: rank $rank stopped by SIG$stopped (status $2)" >&2
+  else
+    echo "train_distributed: rank $rank exited with status $2" >&2
+  fi
   if ((status == 0)); then
     status=$2
-    ((${#live[@]} == 0)) || { echo "train_distributed: stopping the other ranks" >&2; forward TERM; }
+    [[ -n $stopped ]] || ((${#live[@]} == 0)) || { echo "train_distributed: stopping the other ranks" >&2; forward TERM; }
   fi
 }
 # Polled, not `wait -n`: bash reaps a rank outside `wait -n` when two end together (or during

@@ -60,9 +60,13 @@ void setup_pipeline(CLI::App& app) {
       ->check(CLI::Range(std::size_t{0}, std::size_t{100}));
   cmd->callback([r, stages, stages_option] {
     if (stages_option->count() > 0) r->stages = stage_list(*stages);
+    // Without it, a fresh runs/<timestamp> was made and every stage trained again, exit 0.
+    if (r->resume && r->out_dir.empty()) throw UsageError("--resume: name the run folder to continue with --out");
     const PipelineSummary summary = run_pipeline(*r);
+    int width = 10;
+    for (const StageResult& s : summary.stages) width = std::max(width, static_cast<int>(s.stage.size()));
     for (const StageResult& s : summary.stages) {
-      std::printf("%-10s %-8s %s\n", s.stage.c_str(), to_string(s.status), s.reason.c_str());
+      std::printf("%-*s %-8s %s\n", width, s.stage.c_str(), to_string(s.status), s.reason.c_str());
     }
     std::printf("report: %s/report.html\n", summary.run_dir.c_str());
     if (summary.any_failed()) throw Error(ErrorKind::kData, "a stage failed (see above and " + summary.run_dir + "/pipeline.json)");

@@ -161,6 +161,16 @@ void refuse_import_keys(const Options& o) {
   }
 }
 
+// What the config's own architecture rules out, refused before pretraining is spent on it (it
+// was found after); with --init the architecture is the encoder's, checked once it is read.
+void refuse_architecture_mistakes(const Options& o) {
+  if (o.freeze_layers > o.arch.layers) {
+    throw ConfigError("freeze_layers", std::to_string(o.freeze_layers) + " exceeds layers (" +
+                                           std::to_string(o.arch.layers) + ")");
+  }
+  if (!o.arch.pooler) throw ConfigError("pooler", "a classifier reads the pooler's output");
+}
+
 class BertClassifier final : public Classifier {
  public:
   std::string family() const override { return "bert"; }
@@ -312,6 +322,7 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   if (ctx.train == nullptr || ctx.labels == nullptr) throw UsageError("bert: no training data");
   if (ctx.device != "cpu") throw UsageError("bert: this LibTorch build has no CUDA; use --device cpu");
   if (ctx.init_dir.rfind(kHfPrefix, 0) != 0) refuse_import_keys(options_);
+  if (ctx.init_dir.empty()) refuse_architecture_mistakes(options_);
   const Stopwatch watch;
   apply_threads(ctx.threads, options_.max_threads);
   spdlog::info("bert: {} LibTorch thread(s) (max_threads {}), OpenBLAS {}", at::get_num_threads(),
@@ -326,7 +337,7 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   nlohmann::json facts = prepare_encoder(ctx, &comm);
   Options tuning = options_;
   if (ctx.init_dir.rfind(kHfPrefix, 0) == 0) tuning.lr = options_.pretrained_lr;
-  // Checked once the architecture is known (--init hf: brings its own layer count).
+  // Checked again once the architecture is known (--init brings its own layer count).
   if (options_.freeze_layers > options_.arch.layers) throw ConfigError("freeze_layers", "exceeds layers");
   if (options_.freeze_layers > 0) model_->encoder->freeze(options_.freeze_layers);
 

@@ -155,6 +155,10 @@ Options parse_options(const nlohmann::json& c) {
   o.patience = static_cast<int>(config_int(c, "patience", 1, 1000));
   o.max_threads = static_cast<int>(config_int(c, "max_threads", 1, 1024));
   if (o.arch.hidden % o.arch.heads != 0) throw ConfigError("heads", "hidden must be a multiple of heads");
+  if (o.arch.positions > 0 && o.arch.positions < o.arch.max_len) {
+    throw ConfigError("positions", "a table of " + std::to_string(o.arch.positions) + " rows is shorter than max_len (" +
+                                       std::to_string(o.arch.max_len) + ")");
+  }
   return o;
 }
 

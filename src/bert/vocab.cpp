@@ -34,6 +34,12 @@ CharVocab CharVocab::build(const std::vector<std::string>& titles, int min_count
     if (count < min_count || static_cast<int>(tokens.size()) >= max_size) break;
     tokens.push_back(ch);
   }
+  // Every title would read as [UNK]s: nothing to learn, and the masking's random-token draw
+  // would have no character to pick.
+  if (tokens.size() == special_tokens().size()) {
+    throw ConfigError("vocab_min_count", "no character occurs " + std::to_string(min_count) + " times or more in the " +
+                                             std::to_string(titles.size()) + " training titles; lower vocab_min_count");
+  }
   return from_tokens(std::move(tokens), "training titles");
 }
 

@@ -150,6 +150,23 @@ bool names_bundle_file(const std::string& path) {
   }
 }
 
+// The nearest folder above `path` that is a newscls bundle ("" when none): a manifest.json of
+// another program's does not make one.
+std::string enclosing_bundle(const fs::path& path) {
+  for (fs::path folder = path.parent_path(); !folder.empty(); folder = folder.parent_path()) {
+    std::error_code ec;
+    if (fs::exists(folder / "manifest.json", ec)) {
+      try {
+        Bundle::read_manifest(folder.string());
+        return folder.string();
+      } catch (const Error&) {
+      }
+    }
+    if (folder == folder.root_path()) break;
+  }
+  return "";
+}
+
 }  // namespace
 
 bool is_bundle_file(const std::string& path) {
@@ -167,6 +184,11 @@ void refuse_output_over_bundle(const std::string& option, const std::string& out
   bool replaces = is_bundle_file(output) || (!ec && is_bundle_file(resolved.string()));
   for (const std::string& f : files) replaces = replaces || same_file(output, f);
   if (replaces) throw UsageError(option + " " + output + " is a file of a model bundle; write to another file");
+  // Beside them, a bundle's metrics.json, predictions.tsv and figures were replaced without a word.
+  std::error_code absolute_ec;
+  if (const std::string holder = enclosing_bundle(ec ? fs::absolute(output, absolute_ec) : resolved); !holder.empty()) {
+    throw UsageError(option + " " + output + " is inside the model bundle " + holder + "; write to a file outside it");
+  }
 }
 
 nlohmann::json manifest_to_json(const Manifest& m) {
@@ -301,7 +323,9 @@ void BundleWriter::commit(Manifest manifest) {
 Manifest Bundle::read_manifest(const std::string& dir) {
   const std::string manifest_path = dir + "/manifest.json";
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw ModelFormatError(dir, "no such model directory");
+  if (!fs::is_directory(dir, ec)) {
+    throw ModelFormatError(dir, fs::exists(dir, ec) ? "is a file, not a model directory" : "no such model directory");
+  }
   if (!fs::exists(manifest_path, ec)) throw ModelFormatError(dir, "not a newscls bundle (no manifest.json)");
   nlohmann::json j;
   try {

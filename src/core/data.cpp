@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include <spdlog/spdlog.h>
@@ -93,6 +94,11 @@ LabelSet read_class_file(const std::string& path) {
     if (has_invisible_char(line)) {
       throw DataError(path, number, "class name holds a tab or another control or format character");
     }
+    if (line.front() == ' ' || line.back() == ' ') {
+      throw DataError(path, number, "class name '" + line + "' begins or ends with a space");
+    }
+    // The reports' and predictions' word for an answer of no class (an LLM's): the two would read as one.
+    if (line == "unknown") throw DataError(path, number, "'unknown' is newscls's word for no class; name the class otherwise");
     if (labels.id_of(line) >= 0) throw DataError(path, number, "duplicate class name '" + line + "'");
     labels.names.push_back(line);
   }
@@ -148,6 +154,9 @@ DataLayout resolve_data_dir(const std::string& flag) {
     if (has_file(named)) {
       throw IoError(named, "is a file; " + source + " names a folder holding class.txt, train.txt, dev.txt and test.txt");
     }
+    std::error_code ec;
+    if (!std::filesystem::exists(named, ec) && !ec) throw IoError(named, "no such data folder (named by " + source + ")");
+    if (std::filesystem::is_directory(layout.classes(), ec)) throw IoError(layout.classes(), "is a folder, not a file");
     throw IoError(named, "no class.txt in this data folder (named by " + source + ")");
   }
   const std::vector<std::string> candidates = {"data/thucnews", "../shared/data/thucnews"};

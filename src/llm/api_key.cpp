@@ -60,10 +60,25 @@ std::string key_variables(const std::string& key_env) {
   return key_env;
 }
 
+namespace {
+
+// A key read from a CRLF file broke the request's header: the server's 400 pointed at the model.
+ApiKey checked_key(std::string value, const std::string& variable) {
+  for (const unsigned char c : value) {
+    if (c < 0x20 || c == 0x7f) {
+      throw ConfigError("api_key_env", variable + " holds a line break or another control character; "
+                                                  "set it to the key alone");
+    }
+  }
+  return ApiKey{std::move(value), variable};
+}
+
+}  // namespace
+
 std::optional<ApiKey> find_api_key(const std::string& key_env) {
-  if (std::string value = env_value(key_env); !value.empty()) return ApiKey{value, key_env};
+  if (std::string value = env_value(key_env); !value.empty()) return checked_key(value, key_env);
   if (key_env == kDefaultKeyEnv) {
-    if (std::string value = env_value(kFallbackKeyEnv); !value.empty()) return ApiKey{value, kFallbackKeyEnv};
+    if (std::string value = env_value(kFallbackKeyEnv); !value.empty()) return checked_key(value, kFallbackKeyEnv);
   }
   return std::nullopt;
 }

@@ -142,6 +142,7 @@ RequestEngine::RequestEngine(EngineOptions options)
     curl_easy_setopt(t.easy, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(t.easy, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(t.easy, CURLOPT_USERAGENT, "newscls/0.1");
+    if (options_.bypass_proxy) curl_easy_setopt(t.easy, CURLOPT_NOPROXY, "*");
   }
 }
 

@@ -40,6 +40,7 @@ struct EngineOptions {
   double backoff_max_s = 30;
   double retry_after_max_s = 120;
   int max_consecutive_failures = 25;
+  bool bypass_proxy = false;  // a loopback server: http_proxy would carry the key off the machine
 };
 
 enum class Verdict { kDone, kRetry, kGiveUp };

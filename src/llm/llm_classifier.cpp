@@ -129,7 +129,10 @@ void LlmClassifier::load(const Bundle& bundle) {
 
 ResponseCache* LlmClassifier::cache() {
   if (!cache_opened_ && config_.cache_enabled()) {
-    cache_ = std::make_unique<ResponseCache>(resolve_cache_path(config_.cache_path));
+    const std::string path = resolve_cache_path(config_.cache_path);
+    // A cache not made yet answers nothing: without a key the run is refused before the file is.
+    if (!std::filesystem::exists(path)) resolve_api_key(config_.api_key_env, config_.base_url);
+    cache_ = std::make_unique<ResponseCache>(path);
     spdlog::info("llm: response cache {}", cache_->path());
   }
   cache_opened_ = true;
@@ -151,6 +154,7 @@ RequestEngine& LlmClassifier::engine() {
   options.backoff_base_s = config_.backoff_base_s;
   options.backoff_max_s = config_.backoff_max_s;
   options.retry_after_max_s = config_.retry_after_max_s;
+  options.bypass_proxy = is_loopback_url(config_.base_url);
   engine_ = std::make_unique<RequestEngine>(std::move(options));
   return *engine_;
 }
@@ -174,12 +178,13 @@ std::vector<Prediction> LlmClassifier::predict_batch(const std::vector<std::stri
   std::vector<Prediction> out(titles.size());
   std::vector<Pending> pending;
   std::unordered_map<std::string, std::size_t> pending_of_key;
-  ResponseCache* responses = cache();
+  ResponseCache* responses = nullptr;
   for (std::size_t row = 0; row < titles.size(); ++row) {
     if (is_blank_title(titles[row])) {
       ++stats_.empty_titles;
       continue;
     }
+    responses = cache();  // opened on the first title that is not blank: blanks need neither cache nor key
     std::string body = build_request_body(config_.request, prompt().messages(titles[row]));
     std::string key = cache_key(config_.base_url, body);
     if (auto it = pending_of_key.find(key); it != pending_of_key.end()) {

@@ -13,6 +13,10 @@ std::string checked_base_url(const nlohmann::json& config) {
   if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
     throw ConfigError("base_url", "must start with http:// or https://, got '" + url + "'");
   }
+  // A stray space made a loopback URL read as "not loopback" (the host did not parse).
+  for (const unsigned char c : url) {
+    if (c <= 0x20 || c == 0x7f) throw ConfigError("base_url", "'" + url + "' holds a space or a control character");
+  }
   return url;
 }
 

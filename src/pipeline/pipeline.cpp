@@ -21,6 +21,7 @@
 #include "newscls/workflow.h"
 #include "pipeline/report.h"
 #include "workflow/calibration.h"
+#include "workflow/splits.h"
 
 namespace fs = std::filesystem;
 
@@ -371,7 +372,8 @@ std::vector<PlannedStage> plan_run(const PipelineRequest& request, const std::st
     throw UsageError("pipeline --out " + run_dir + " is a model bundle (it holds manifest.json); a run folder " +
                      "holds a bundle per stage: name another folder");
   }
-  resolve_data_dir(request.data_dir);  // a missing data folder is said once, not by every stage
+  // Bad data is said once, naming its line, not by every stage in turn (a fraction of a second).
+  read_splits(request.data_dir, request.skip_bad_lines);
   std::vector<PlannedStage> plan;
   for (std::size_t i = 0; i < stages.size(); ++i) plan.push_back(plan_stage(request, stages, i, run_dir));
   // A stage folder a new bundle could not replace is found now, not after the stages before it.

@@ -9,6 +9,24 @@
 #include "newscls/workflow.h"
 
 namespace newscls {
+namespace {
+
+// What train and eval print for a model that sends requests: a paid run's calls and cost, and
+// the titles no reply answered (they read "unknown" like a reply that named no class).
+void log_requests(const nlohmann::json& stats) {
+  // A cascade counts its members' calls; one without an LLM member sends none and says nothing.
+  if (!stats.contains("requests_sent") || (stats.value("requests_sent", 0) == 0 && !stats.contains("cache_hits"))) return;
+  std::string line = "requests sent (LLM calls) " + stats["requests_sent"].dump();
+  for (const char* key : {"cache_hits", "retries", "unknown_replies"}) {  // a cascade counts calls and cost alone
+    if (stats.contains(key)) line += std::string("   ") + key + " " + stats[key].dump();
+  }
+  spdlog::info("{}   cost {:.4f} USD", line, stats.value("cost_usd", 0.0));
+  if (const auto failed = stats.value("failed_titles", 0); failed > 0) {
+    spdlog::warn("{} title(s) got no answer from the LLM and are predicted unknown; run again to ask for them", failed);
+  }
+}
+
+}  // namespace
 
 std::size_t run_predict(const PredictRequest& r) {
   const Bundle bundle = Bundle::open(r.model_dir);
@@ -43,6 +61,7 @@ std::size_t run_predict(const PredictRequest& r) {
   }
   progress.finish();
   out.commit();
+  log_requests(model->run_stats());
   spdlog::debug("predicted {} titles from {}", total, reader.path());
   return total;
 }

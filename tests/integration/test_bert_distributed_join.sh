@@ -108,9 +108,13 @@ assert_contains "$dir/launch.err" "stopping the other ranks"
 # "pid: unbound variable", exit 1; then, when bash reaped a rank before `wait -n` asked for
 # it, it spun on "no such job" for ever: two runs in three here). The ranks are stand-ins.
 printf '#!/bin/sh\nexec sleep 30\n' >"$dir/sleeper" && chmod +x "$dir/sleeper"
-for delay in 0.3 0.6 1 0.3 0.6 1; do
-  NEWSCLS_BIN="$dir/sleeper" MASTER_PORT="$(free_port)" "$launch" 2 train 2>"$dir/term.err" &
+for delay in 0 0.3 0.6 0 0.3 0.6; do
+  port=$(free_port) && rm -f "$dir/term.err"
+  NEWSCLS_BIN="$dir/sleeper" MASTER_PORT="$port" "$launch" 2 train 2>"$dir/term.err" &
   launcher=$!
+  # Counted from the ranks' start: a signal before the launcher ran tested nothing (a stale term.err).
+  for _ in $(seq 50); do grep -qF "2 ranks" "$dir/term.err" 2>/dev/null && break; sleep 0.1; done
+  grep -qF "2 ranks" "$dir/term.err" || fail "the launcher did not start its ranks within 5 s"
   sleep "$delay"
   kill -TERM "$launcher"
   timeout 10 tail --pid="$launcher" -f /dev/null ||
@@ -122,6 +126,9 @@ for delay in 0.3 0.6 1 0.3 0.6 1; do
   assert_eq 143 "$code" "the launcher's status after SIGTERM"
   assert_not_contains "$dir/term.err" "unbound variable"
   assert_not_contains "$dir/term.err" "no such job"
+  # The user stopped them: no rank is blamed as failed, nothing else to stop.
+  assert_contains "$dir/term.err" "stopped by SIGTERM"
+  assert_not_contains "$dir/term.err" "stopping the other ranks"
 done
 # A rank killed as another exits 0 (bash reaps both at once and forgets the killed one): it
 # went unreported until rank 0 ended, and the launcher exited with rank 0's status.

@@ -37,10 +37,20 @@ assert_contains "$dir/err" "class.txt:2: class name holds a tab"
 cp "$dir/class.good" "$dir/data/class.txt"
 
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$dir/missing"
-assert_contains "$dir/err" "$dir/missing: no class.txt in this data folder (named by --data)"
+assert_contains "$dir/err" "$dir/missing: no such data folder (named by --data)"
+# A folder without class.txt, and a class.txt that is a folder, are told apart from a missing one.
+mkdir -p "$dir/empty" "$dir/dirclass/class.txt"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$dir/empty"
+assert_contains "$dir/err" "$dir/empty: no class.txt in this data folder (named by --data)"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$dir/dirclass"
+assert_contains "$dir/err" "$dir/dirclass/class.txt: is a folder, not a file"
+# info on a bundle's file (manifest.json, say) said "no such model directory".
+mkdir -p "$dir/fake" && echo '{}' >"$dir/fake/manifest.json"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" info --model-dir "$dir/fake/manifest.json"
+assert_contains "$dir/err" "$dir/fake/manifest.json: is a file, not a model directory"
 # A mistyped $NEWSCLS_DATA is an error, not a fall-back to data/thucnews or the shared data.
 NEWSCLS_DATA="$dir/typo" expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --out "$dir/model"
-assert_contains "$dir/err" "$dir/typo: no class.txt in this data folder (named by \$NEWSCLS_DATA)"
+assert_contains "$dir/err" "$dir/typo: no such data folder (named by \$NEWSCLS_DATA)"
 
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --set no_such_key=1
 assert_contains "$dir/err" "config key 'no_such_key': unknown key"
@@ -130,6 +140,17 @@ ln -s "$dir/blank_ft/fasttext.bin" "$dir/link.bin"
 expect_exit 2 "$dir/err" "$NEWSCLS_BIN" predict --model-dir "$dir/ft" --input "$tiny/test.txt" --output "$dir/link.bin"
 assert_contains "$dir/err" "is a file of a model bundle"
 "$NEWSCLS_BIN" info --model-dir "$dir/blank_ft" >/dev/null 2>&1 || fail "predict wrote through a link into a bundle"
+# Nor a bundle's other files: its metrics.json and predictions.tsv were replaced without a word.
+cp "$dir/blank_ft/metrics.json" "$dir/metrics.before"
+for name in metrics.json predictions.tsv new.jsonl sub/p.jsonl; do
+  expect_exit 2 "$dir/err" "$NEWSCLS_BIN" predict --model-dir "$dir/ft" --input "$tiny/test.txt" --output "$dir/blank_ft/$name"
+  assert_contains "$dir/err" "is inside the model bundle"
+done
+# Another program's manifest.json makes no bundle: predict writes beside it.
+mkdir -p "$dir/webapp" && echo '{"name": "my-web-app"}' >"$dir/webapp/manifest.json"
+"$NEWSCLS_BIN" predict --model-dir "$dir/ft" --input "$tiny/test.txt" --output "$dir/webapp/p.jsonl" 2>"$dir/err" ||
+  { cat "$dir/err" >&2; fail "predict beside another program's manifest.json"; }
+cmp -s "$dir/metrics.before" "$dir/blank_ft/metrics.json" || fail "predict replaced a bundle's metrics.json"
 # --data "" (an unset variable) is refused, not read as "look elsewhere".
 expect_exit 2 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --data "" --out "$dir/x"
 

@@ -35,6 +35,23 @@ assert_eq 1.0 "$(json_get "$dir/model/metrics.json" "j['accuracy']")" "accuracy"
 if grep -rqaF "$secret" "$dir/model" "$dir/ok.out" "$dir/ok.err" "$dir"/cache.sqlite*; then
   fail "the API key was written to disk or logged"
 fi
+
+# 3b. A proxy in the environment is not used for a loopback server: the key went to it in clear,
+#     and the run failed naming the server as the one it could not reach.
+reset_llm_server
+DEEPSEEK_API_KEY="$secret" http_proxy=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 ALL_PROXY=http://127.0.0.1:9 \
+  env -u no_proxy -u NO_PROXY "$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/proxied" --set "base_url=$LLM_URL" \
+  --set cache_path=off --set max_retries=0 >/dev/null 2>"$dir/proxy.err" || { cat "$dir/proxy.err"; fail "train with a proxy set"; }
+assert_eq 20 "$(server_stat "j['requests']")" "requests straight to the loopback server"
+# 3c. A key with a line break (read from a CRLF file) is named as such, not sent as a broken header;
+#     a base_url with a stray space is named as such, not as "not loopback".
+NEWSCLS_LLM_API_KEY="$secret"$'\r' expect_exit 1 "$dir/crkey.err" \
+  "$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/crkey" --set "base_url=$LLM_URL" --set cache_path=off
+assert_contains "$dir/crkey.err" "NEWSCLS_LLM_API_KEY holds a line break"
+grep -qaF "$secret" "$dir/crkey.err" && fail "the key was printed"
+expect_exit 1 "$dir/space.err" "$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/space" \
+  --set "base_url=$LLM_URL " --set cache_path=off
+assert_contains "$dir/space.err" "holds a space or a control character"
 assert_eq NEWSCLS_LLM_API_KEY "$(json_get "$dir/model/manifest.json" "j['config']['api_key_env']")" "key variable in the bundle"
 
 # 4. A custom variable is named in the error; the key in NEWSCLS_LLM_API_KEY is not used.
@@ -48,6 +65,8 @@ expect_exit 1 "$dir/remote.err" "$NEWSCLS_BIN" train --model llm --data "$dir/da
   --set base_url=https://llm.invalid --set "cache_path=$dir/remote.sqlite"
 assert_contains "$dir/remote.err" "NEWSCLS_LLM_API_KEY (or DEEPSEEK_API_KEY)"
 assert_contains "$dir/remote.err" "api_key_env"
+# ... and no response cache made on the way (the refusal came after the file was created).
+[[ ! -e $dir/remote.sqlite ]] || fail "a keyless run refused for its key created $dir/remote.sqlite"
 
 # 6. Other client errors stop the run too, with advice (402: balance).
 stop_llm_server

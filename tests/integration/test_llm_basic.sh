@@ -67,6 +67,8 @@ head -n 5 "$dir/data/dev.txt" | cut -f1 >>"$dir/in.txt"
   2>"$dir/predict.err" || { cat "$dir/predict.err"; fail "predict"; }
 assert_eq 45 "$(wc -l <"$dir/pred.jsonl")" "prediction lines"
 assert_eq 5 "$(server_stat "j['requests']")" "requests for new titles"
+# ... and says what it sent and spent, as train and eval do (it said nothing).
+assert_contains "$dir/predict.err" "requests sent (LLM calls) 5   cache_hits 40"
 first_label=$(python3 -c "import sys; names=open(sys.argv[1]).read().split(); print(names[int(open(sys.argv[2]).readline().split('\t')[1])])" \
   "$dir/data/class.txt" "$dir/data/test.txt")
 assert_eq "$first_label" "$(head -n 1 "$dir/pred.jsonl" | python3 -c "import json,sys; print(json.load(sys.stdin)['label'])")" \

@@ -62,10 +62,14 @@ expect_exit 2 "$dir/err" "$NEWSCLS_BIN" train --model bert --data "$dir/data" --
 assert_contains "$dir/err" "holds files without newscls's record of a training (notes.txt)"
 [[ -f "$dir/c.work/notes.txt" ]] || fail "the user's notes were deleted"
 # Keys an import sets, given by hand: refused before training (it wrote a bundle that did not load).
-for key in tokenizer=wordpiece classifier=false; do
+# So are settings the architecture rules out, and a vocabulary of no character: they were
+# refused after pretraining (freeze_layers, pooler) or in LibTorch's words with a stack trace.
+for key in tokenizer=wordpiece classifier=false freeze_layers=3 pooler=false vocab_min_count=1000000 positions=10; do
   expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model bert --data "$dir/data" --out "$dir/w/" --threads 1 --set "$key"
   assert_contains "$dir/err" "config key '${key%%=*}'"
   assert_not_contains "$dir/err" "epoch"
+  assert_not_contains "$dir/err" "pretrain:"
+  assert_not_contains "$dir/err" "frame #"
   [[ ! -e "$dir/w/manifest.json" ]] || fail "a bundle was written with $key"
 done
 # --out "w/": the work folder is w.work beside it (it was w/.work, and w then refused as no bundle).

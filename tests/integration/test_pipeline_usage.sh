@@ -39,10 +39,20 @@ refused "stage fasttext: $dir/cfg/fasttext.json: not valid JSON" --stages fastte
 rm "$dir/cfg/fasttext.json" && echo '[1, 2]' >"$dir/cfg/tfidf-rf.json"
 refused "stage tfidf-rf (not in --stages)" --stages fasttext --config-dir "$dir/cfg"
 rm "$dir/cfg/tfidf-rf.json"
-# A data folder without class.txt is said once, before any stage (each stage failed on it).
+# A missing data folder is said once, before any stage (each stage failed on it).
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" pipeline --data "$dir/nodata" --out "$dir/run" --stages tfidf-rf,fasttext
-assert_eq 1 "$(grep -c 'class.txt' "$dir/err")" "lines naming the missing class.txt"
+assert_eq 1 "$(grep -c "$dir/nodata: no such data folder" "$dir/err")" "lines naming the missing data folder"
 [[ ! -e "$dir/run" ]] || fail "the run folder was made for missing data"
+# So is a bad line of dev.txt: each stage failed on it in turn, the report listing it three times.
+mkdir -p "$dir/baddev" && cp "$data"/*.txt "$dir/baddev/" && sed -i '2s/\t[0-9]*$/\t12/' "$dir/baddev/dev.txt"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" pipeline --data "$dir/baddev" --out "$dir/run" --stages tfidf-rf,fasttext
+assert_eq 1 "$(grep -c 'dev.txt:2: label 12' "$dir/err")" "lines naming the bad dev line"
+[[ ! -e "$dir/run" ]] || fail "the run folder was made for bad data"
+# --resume without --out resumed nothing: a new runs/<timestamp>, every stage trained again.
+mkdir -p "$dir/cwd" && (cd "$dir/cwd" && expect_exit 2 "$dir/err" "$NEWSCLS_BIN" pipeline --data "$data" --stages fasttext --resume)
+assert_contains "$dir/err" "--resume: name the run folder to continue with --out"
+[[ ! -e "$dir/cwd/runs" ]] || fail "pipeline --resume without --out made a run folder"
+refused "stage bert: config key 'positions'" --stages fasttext,bert --set bert.positions=10
 # A stage folder holding the user's files is refused before the stages before it train.
 mkdir -p "$dir/run2/fasttext" && echo '{}' >"$dir/run2/fasttext/manifest.json" && echo note >"$dir/run2/fasttext/NOTES.md"
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" pipeline --data "$data" --out "$dir/run2" --stages tfidf-rf,fasttext
