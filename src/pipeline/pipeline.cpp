@@ -52,6 +52,7 @@ struct RunData {
 
 // What --resume needs of a finished stage: the settings and data this run would train it with.
 struct Expected {
+  std::string family;
   nlohmann::json config;
   CalibrateSetting calibrate = CalibrateSetting::kAuto;
   std::uint64_t seed = 1;
@@ -90,6 +91,18 @@ std::string metrics_not_training(const std::string& dir, const Manifest& m, cons
   return {};
 }
 
+// The config it was asked for (a family may store its own choices), its bundles to read (a
+// cascade's members) compared as paths: the run folder named another way is the same run.
+bool same_config(const std::string& family_name, const Manifest& m, const nlohmann::json& want) {
+  nlohmann::json asked = m.training.contains(kRequestedConfigKey) ? m.training[kRequestedConfigKey] : m.config;
+  const Family& family = find_family(family_name);
+  const std::vector<std::string> had = family.trains_from(asked), wants = family.trains_from(want);
+  if (!had.empty() && had.size() == wants.size() && std::equal(had.begin(), had.end(), wants.begin(), same_path)) {
+    asked = family.with_trains_from(asked, wants);
+  }
+  return asked == want;
+}
+
 // Empty when the bundle in dir is complete and was trained as this run asks; else why not.
 std::string not_resumable(const std::string& dir, const Expected& want) {
   for (const char* file : {"metrics.json", "predictions.tsv"}) {
@@ -98,7 +111,7 @@ std::string not_resumable(const std::string& dir, const Expected& want) {
   try {
     const Bundle bundle = Bundle::open(dir);
     const Manifest& m = bundle.manifest();
-    if (m.config != want.config) return "its config differs from this run's";
+    if (!same_config(want.family, m, want.config)) return "its config differs from this run's";
     // Bundles trained before the setting was recorded are not compared.
     if (m.training.contains(kCalibrateKey) && m.training.value(kCalibrateKey, std::string()) != to_string(want.calibrate)) {
       return std::string("it was trained with calibrate ") + m.training.value(kCalibrateKey, std::string()) +
@@ -191,7 +204,7 @@ StageResult run_stage(const PipelineRequest& request, const PlannedStage& stage,
   }
   if (!request.resume) return train_stage(request, stage, false);
   std::string why = retrained_input(stage.inputs, earlier);
-  if (why.empty()) why = not_resumable(stage.dir, {stage.config, stage.calibrate, request.seed, data});
+  if (why.empty()) why = not_resumable(stage.dir, {stage.name, stage.config, stage.calibrate, request.seed, data});
   if (why.empty()) return {stage.name, StageStatus::kResumed, "bundle and metrics already complete", 0};
   if (fs::exists(stage.dir)) spdlog::info("stage {}: not resumed: {}", stage.name, why);
   // Only an interrupted training (no bundle yet) is continued. A bundle that is there but not

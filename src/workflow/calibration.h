@@ -37,6 +37,8 @@ double temperature_nll(const std::vector<int>& truth, const std::vector<std::vec
 constexpr const char* kCalibrationFact = "calibration";
 constexpr double kMaxTemperature = 100;  // a stored temperature above this is refused
 constexpr const char* kCalibrateKey = "calibrate";
+// The config train was asked for, in the training facts when the family stored another.
+constexpr const char* kRequestedConfigKey = "requested_config";
 
 // Whether a --set assignment names a workflow-level key (not a family's).
 bool is_workflow_override(const std::string& assignment);

@@ -217,8 +217,9 @@ TrainOutcome train_model(const TrainRequest& request) {
   if (request.distributed.rank == 0) BundleWriter::check_target(out_dir);
   const CalibrateSetting calibrate = calibrate_setting(request.config_file, request.overrides);
   auto model = make_classifier(request.family);
-  model->configure(request.config.is_null() ? build_config(request.family, request.config_file, request.overrides)
-                                            : request.config);
+  const nlohmann::json requested =
+      request.config.is_null() ? build_config(request.family, request.config_file, request.overrides) : request.config;
+  model->configure(requested);
   const Splits splits = read_splits(request.data_dir, request.skip_bad_lines);
   const int threads = request.threads > 0 ? request.threads : default_thread_count();
   model->set_threads(threads);
@@ -234,6 +235,9 @@ TrainOutcome train_model(const TrainRequest& request) {
     return outcome;
   }
   facts[kCalibrateKey] = to_string(calibrate);  // pipeline --resume compares it: it is not in the config
+  // A family may store other values than were asked (autotune's choice, a path made absolute):
+  // pipeline --resume compares what was asked.
+  if (model->config() != requested) facts[kRequestedConfigKey] = requested;
   if (wants_calibration(calibrate, *model, facts)) {
     model = calibrate_on_dev(std::move(model), splits, request, facts);
     model->reset_run_stats();  // the test metrics count the test evaluation's requests alone

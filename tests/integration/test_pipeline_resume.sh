@@ -48,4 +48,19 @@ assert_contains "$dir/err7" "holds a training started with other settings (lr 0.
   --set lr=2e-4 --set max_threads=2 --set predict_batch_size=7 >/dev/null 2>"$dir/err8" \
   || { cat "$dir/err8" >&2; fail "resume with other threads and prediction batches"; }
 assert_contains "$dir/err8" "resuming fine-tuning"
+# Resumed: a run folder named by another path (the cascade compared its members as typed) and a
+# fasttext whose autotune stored the values it chose (compared with the asked ones, every
+# --resume searched again and retrained the cascade).
+run2() {  # RUN_FOLDER ARGS...
+  "$NEWSCLS_BIN" pipeline --data "$data" --out "$1" --stages fasttext,tfidf-rf,cascade --threads 1 --compress none \
+    --set tfidf-rf.n_trees=5 --set fasttext.autotune=true --set fasttext.autotune_seconds=1 --set fasttext.epochs=1 --set fasttext.lr=0.000001 \
+    --set cascade.members=fasttext,tfidf-rf "${@:2}"
+}
+(cd "$dir" && run2 rel >/dev/null 2>"$dir/err9") || { cat "$dir/err9" >&2; fail "run into a relative folder"; }
+# (a base config this poor loses to autotune's first draw: the stored config is another)
+[[ "$(json_get "$dir/rel/fasttext/manifest.json" 'j["config"]["lr"]')" != 1e-06 ]] || fail "autotune kept the asked config"
+(cd "$dir" && run2 "$dir/./rel" --resume >/dev/null 2>"$dir/err10") || { cat "$dir/err10" >&2; fail "resume by another path"; }
+for s in fasttext tfidf-rf cascade; do
+  assert_eq resumed "$(json_get "$dir/rel/pipeline.json" "[x['status'] for x in j['stages'] if x['stage'] == '$s'][0]")" "$s"
+done
 echo "test_pipeline_resume: ok"
