@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <string>
 
+#include "newscls/request_stats.h"
+
 namespace newscls::app {
 
 void print_stage_table(const nlohmann::json& report, std::FILE* to) {
@@ -16,11 +18,7 @@ void print_stage_table(const nlohmann::json& report, std::FILE* to) {
   }
   const nlohmann::json stats = report.value("run_stats", nlohmann::json::object());
   if (!stats.contains("requests_sent")) return;
-  std::string line = "requests sent (LLM calls) " + stats["requests_sent"].dump();
-  for (const char* key : {"cache_hits", "retries", "unknown_replies"}) {
-    if (stats.contains(key)) line += std::string("   ") + key + " " + stats[key].dump();
-  }
-  std::fprintf(to, "%s   cost %.4f USD\n", line.c_str(), stats.value("cost_usd", 0.0));
+  std::fprintf(to, "%s\n", requests_line(stats).c_str());
 }
 
 }  // namespace newscls::app

@@ -337,8 +337,7 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   nlohmann::json facts = prepare_encoder(ctx, &comm);
   Options tuning = options_;
   if (ctx.init_dir.rfind(kHfPrefix, 0) == 0) tuning.lr = options_.pretrained_lr;
-  // Checked again once the architecture is known (--init brings its own layer count).
-  if (options_.freeze_layers > options_.arch.layers) throw ConfigError("freeze_layers", "exceeds layers");
+  refuse_architecture_mistakes(options_);  // again once --init has brought its own layer count
   if (options_.freeze_layers > 0) model_->encoder->freeze(options_.freeze_layers);
 
   const std::int64_t max_len = options_.arch.max_len;

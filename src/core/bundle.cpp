@@ -150,23 +150,6 @@ bool names_bundle_file(const std::string& path) {
   }
 }
 
-// The nearest folder above `path` that is a newscls bundle ("" when none): a manifest.json of
-// another program's does not make one.
-std::string enclosing_bundle(const fs::path& path) {
-  for (fs::path folder = path.parent_path(); !folder.empty(); folder = folder.parent_path()) {
-    std::error_code ec;
-    if (fs::exists(folder / "manifest.json", ec)) {
-      try {
-        Bundle::read_manifest(folder.string());
-        return folder.string();
-      } catch (const Error&) {
-      }
-    }
-    if (folder == folder.root_path()) break;
-  }
-  return "";
-}
-
 }  // namespace
 
 bool is_bundle_file(const std::string& path) {
@@ -185,8 +168,7 @@ void refuse_output_over_bundle(const std::string& option, const std::string& out
   for (const std::string& f : files) replaces = replaces || same_file(output, f);
   if (replaces) throw UsageError(option + " " + output + " is a file of a model bundle; write to another file");
   // Beside them, a bundle's metrics.json, predictions.tsv and figures were replaced without a word.
-  std::error_code absolute_ec;
-  if (const std::string holder = enclosing_bundle(ec ? fs::absolute(output, absolute_ec) : resolved); !holder.empty()) {
+  if (const std::string holder = bundle_holding((ec ? fs::path(output) : resolved).parent_path().string()); !holder.empty()) {
     throw UsageError(option + " " + output + " is inside the model bundle " + holder + "; write to a file outside it");
   }
 }

@@ -6,6 +6,7 @@
 #include "newscls/atomic_file.h"
 #include "newscls/interrupt.h"
 #include "newscls/progress.h"
+#include "newscls/request_stats.h"
 #include "newscls/workflow.h"
 
 namespace newscls {
@@ -16,11 +17,7 @@ namespace {
 void log_requests(const nlohmann::json& stats) {
   // A cascade counts its members' calls; one without an LLM member sends none and says nothing.
   if (!stats.contains("requests_sent") || (stats.value("requests_sent", 0) == 0 && !stats.contains("cache_hits"))) return;
-  std::string line = "requests sent (LLM calls) " + stats["requests_sent"].dump();
-  for (const char* key : {"cache_hits", "retries", "unknown_replies"}) {  // a cascade counts calls and cost alone
-    if (stats.contains(key)) line += std::string("   ") + key + " " + stats[key].dump();
-  }
-  spdlog::info("{}   cost {:.4f} USD", line, stats.value("cost_usd", 0.0));
+  spdlog::info("{}", requests_line(stats));
   if (const auto failed = stats.value("failed_titles", 0); failed > 0) {
     spdlog::warn("{} title(s) got no answer from the LLM and are predicted unknown; run again to ask for them", failed);
   }

@@ -1,0 +1,17 @@
+#include "newscls/request_stats.h"
+
+#include <cstdio>
+
+namespace newscls {
+
+std::string requests_line(const nlohmann::json& run_stats) {
+  std::string line = "requests sent (LLM calls) " + run_stats["requests_sent"].dump();
+  for (const char* key : {"cache_hits", "retries", "unknown_replies"}) {
+    if (run_stats.contains(key)) line += std::string("   ") + key + " " + run_stats[key].dump();
+  }
+  char cost[64];
+  std::snprintf(cost, sizeof cost, "   cost %.4f USD", run_stats.value("cost_usd", 0.0));
+  return line + cost;
+}
+
+}  // namespace newscls
