@@ -49,7 +49,7 @@ void setup_pipeline(CLI::App& app) {
   add_seed_option(*cmd, r->seed);
   add_threads_option(*cmd, r->threads);
   add_skip_bad_lines_option(*cmd, r->skip_bad_lines);
-  cmd->add_flag("--resume", r->resume, "Skip stages whose bundle and metrics are complete; resume bert from its checkpoint");
+  cmd->add_flag("--resume", r->resume, "Continue the run named by --out: skip stages whose bundle and metrics are complete; resume bert from its checkpoint");
   cmd->add_option("--compress", r->compress,
                   "Compression stage after each stage whose family offers this method (newscls compress, "
                   "default settings); none to skip")
