@@ -90,6 +90,11 @@ class Classifier {
   virtual void configure(const nlohmann::json& config) = 0;
   virtual nlohmann::json config() const = 0;
 
+  // Throws ConfigError for a setting train would refuse in this config before any work, where
+  // training starts from init_dir (TrainContext::init_dir; "" for a fresh model): train asks
+  // before reading the data, the pipeline before its first stage.
+  virtual void check_trainable(const std::string& init_dir) const {}
+
   // Fits on ctx.train, using ctx.dev only for model selection. Returns training facts
   // for the manifest and metrics.json (train_seconds, titles/s, chosen values...).
   virtual nlohmann::json train(const TrainContext& ctx) = 0;

@@ -82,6 +82,9 @@ class Family {
   virtual nlohmann::json with_trains_from(nlohmann::json config, const std::vector<std::string>& bundles) const {
     return config;
   }
+  // Whether its answers are its members' calibrated probabilities (a cascade): it has no
+  // temperature of its own to fit, so train refuses a calibrate= setting for it.
+  virtual bool calibrated_by_members() const { return false; }
   // Whether its classifiers implement Classifier::dump_attention.
   virtual bool has_attention() const { return false; }
   // Whether train (and pretrain) accept DistributedSettings with world_size > 1.

@@ -69,7 +69,8 @@ struct SelectiveMetrics {
 SelectiveMetrics compute_selective(const std::vector<int>& truth, const std::vector<int>& predicted,
                                    const std::vector<float>& scores, double min_score);
 
-// Accuracy of the most confident titles at `points` evenly spaced coverages (1/points .. 1).
+// Accuracy of the most confident titles at `points` evenly spaced coverages (1/points .. 1 of
+// the titles given a class; coverage is of all titles, so kUnknownLabel answers end it short of 1).
 struct CoveragePoint {
   double coverage = 0, accuracy = 0;
 };

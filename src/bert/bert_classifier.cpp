@@ -182,6 +182,10 @@ class BertClassifier final : public Classifier {
   }
   nlohmann::json config() const override { return config_; }
 
+  void check_trainable(const std::string& init_dir) const override {
+    if (init_dir.rfind(kHfPrefix, 0) != 0) refuse_import_keys(options_);
+    if (init_dir.empty()) refuse_architecture_mistakes(options_);
+  }
   nlohmann::json train(const TrainContext& ctx) override;
   std::vector<Prediction> predict_batch(const std::vector<std::string>& titles) override;
   std::size_t preferred_batch_size() const override { return 2048; }
@@ -321,8 +325,7 @@ nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx, Collecti
 nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   if (ctx.train == nullptr || ctx.labels == nullptr) throw UsageError("bert: no training data");
   if (ctx.device != "cpu") throw UsageError("bert: this LibTorch build has no CUDA; use --device cpu");
-  if (ctx.init_dir.rfind(kHfPrefix, 0) != 0) refuse_import_keys(options_);
-  if (ctx.init_dir.empty()) refuse_architecture_mistakes(options_);
+  check_trainable(ctx.init_dir);
   const Stopwatch watch;
   apply_threads(ctx.threads, options_.max_threads);
   spdlog::info("bert: {} LibTorch thread(s) (max_threads {}), OpenBLAS {}", at::get_num_threads(),

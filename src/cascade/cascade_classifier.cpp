@@ -11,6 +11,7 @@
 #include "newscls/error.h"
 #include "newscls/registry.h"
 #include "newscls/sha256.h"
+#include "workflow/calibration.h"
 
 namespace fs = std::filesystem;
 
@@ -85,6 +86,7 @@ std::string member_dir(const Bundle& bundle, const std::string& path, const std:
 // (LibTorch's start-up overlaps with the first member's work) and waited for on first use.
 struct Member {
   std::string dir, family;
+  bool calibrated = false;  // its bundle has a temperature of its own
   std::unique_ptr<Classifier> model;
   std::future<std::unique_ptr<Classifier>> loading;
 };
@@ -156,7 +158,7 @@ void CascadeClassifier::open_members(const std::vector<std::string>& dirs, const
     if (bundle.manifest().family == "cascade") {
       throw ConfigError("members", dir + " is a cascade itself: list its members instead");
     }
-    Member m{dir, bundle.manifest().family, nullptr, {}};
+    Member m{dir, bundle.manifest().family, bundle.manifest().training.contains(kCalibrationFact), nullptr, {}};
     if (in_background && !members_.empty()) {
       m.loading = std::async(std::launch::async, [b = std::move(bundle)] { return load_classifier(b); });
     } else {
@@ -256,6 +258,12 @@ nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
   facts["dev_shares"] = shares;
   facts["members"] = dirs;
   facts["calibrated"] = true;  // the members' calibrations apply; no second fit
+  for (std::size_t m = 0; m < members_.size(); ++m) {
+    if (members_[m].calibrated) continue;
+    facts[kUncalibratedMembersKey].push_back(facts["stages"][m]);
+    spdlog::info("cascade: member {} has no calibration; its threshold is chosen on its scores as they are",
+                 facts["stages"][m].get<std::string>());
+  }
   // The calls made on dev are the choice's cost; the test figures count the test run alone.
   const nlohmann::json spent = run_stats();
   facts["selection"] = {{"requests_sent", spent["requests_sent"]}, {"cost_usd", spent["cost_usd"]}};
@@ -337,14 +345,18 @@ void CascadeClassifier::load(const Bundle& bundle) {
   }
 }
 
+// The members' request counts, summed, beside their own (what train, eval, predict and serve
+// read of any model that sends requests); a count no member keeps is left out.
 nlohmann::json CascadeClassifier::run_stats() const {
   nlohmann::json j = {{"members", nlohmann::json::array()}, {"requests_sent", 0}, {"cost_usd", 0.0}};
   for (std::size_t m = 0; m < members_.size(); ++m) {
     // A member still loading has answered nothing.
     const nlohmann::json stats = members_[m].model ? members_[m].model->run_stats() : nlohmann::json::object();
     j["members"].push_back({{"family", members_[m].family}, {"answered", answered_[m]}, {"run_stats", stats}});
-    j["requests_sent"] = j["requests_sent"].get<long long>() + stats.value("requests_sent", 0LL);
     j["cost_usd"] = j["cost_usd"].get<double>() + stats.value("cost_usd", 0.0);
+    for (const char* key : {"requests_sent", "retries", "cache_hits", "unknown_replies", "failed_titles"}) {
+      if (stats.contains(key)) j[key] = j.value(key, 0LL) + stats[key].get<long long>();
+    }
   }
   return j;
 }

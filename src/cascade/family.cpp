@@ -19,6 +19,7 @@ class CascadeFamily final : public Family {
     config["members"] = replace_members(config.value("members", std::string()), bundles);
     return config;
   }
+  bool calibrated_by_members() const override { return true; }
   // Loading leaves the members after the first to background threads: info waits for each,
   // so a member that cannot load is found here, not by the first title that reaches it.
   void verify(const Bundle& bundle) const override { load_every_member(*load_checked(bundle)); }

@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <numeric>
 
 #include "newscls/error.h"
 #include "newscls/utf8.h"
@@ -167,8 +166,12 @@ std::vector<CoveragePoint> risk_coverage(const std::vector<int>& truth, const st
   if (truth.size() != predicted.size() || truth.size() != scores.size()) {
     throw Error(ErrorKind::kData, "risk-coverage: inputs differ in length");
   }
-  std::vector<std::size_t> order(truth.size());
-  std::iota(order.begin(), order.end(), 0);
+  // A title given no class is never answered (as in compute_selective): the curve ends below
+  // full coverage by their share.
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < truth.size(); ++i) {
+    if (predicted[i] >= 0) order.push_back(i);
+  }
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
   std::vector<CoveragePoint> curve;
   if (order.empty() || points < 1) return curve;
@@ -176,7 +179,7 @@ std::vector<CoveragePoint> risk_coverage(const std::vector<int>& truth, const st
   for (int k = 1; k <= points; ++k) {
     const std::size_t upto = std::max<std::size_t>(1, order.size() * k / points);
     for (; done < upto; ++done) correct += predicted[order[done]] == truth[order[done]] ? 1 : 0;
-    curve.push_back({double(upto) / order.size(), ratio(correct, upto)});
+    curve.push_back({double(upto) / truth.size(), ratio(correct, upto)});
   }
   return curve;
 }

@@ -84,8 +84,7 @@ std::string metrics_not_training(const std::string& dir, const Manifest& m, cons
       other_test_file(j["data"].get<std::string>(), data.test_path)) {
     return "its metrics.json is not of this run's test split (an eval since training?)";
   }
-  const bool calibrated = m.training.contains(kCalibrationFact) || m.training.value("calibrated", false);
-  if (j.value("calibrated", nlohmann::json()) != calibrated) {
+  if (j.value("calibrated", nlohmann::json()) != calibrated_by_facts(m.training)) {
     return "its metrics.json is not calibrated as its manifest is (an eval since training?)";
   }
   return {};
@@ -294,8 +293,11 @@ void check_settings(const PipelineRequest& request, PlannedStage& stage) {
   const TrainRequest train = train_request(request, stage.name, "");
   try {
     stage.config = build_config(stage.name, train.config_file, train.overrides);
-    make_classifier(stage.name)->configure(stage.config);
+    const std::unique_ptr<Classifier> model = make_classifier(stage.name);
+    model->configure(stage.config);
+    model->check_trainable("");  // the pipeline starts every stage afresh
     stage.calibrate = calibrate_setting(train.config_file, train.overrides);
+    refuse_calibrate_setting(stage.name, stage.calibrate);
   } catch (const ConfigError& e) {
     throw UsageError("stage " + stage.name + ": " + e.what());
   } catch (const IoError& e) {  // the stage's --config-dir file is not valid JSON
@@ -349,7 +351,7 @@ void check_other_overrides(const PipelineRequest& request, const std::vector<std
     }
     try {
       build_config(family, config_file, mine);
-      calibrate_setting(config_file, mine);
+      refuse_calibrate_setting(family, calibrate_setting(config_file, mine));
     } catch (const ConfigError& e) {
       throw UsageError("stage " + family + " (not in --stages): " + e.what());
     } catch (const IoError& e) {

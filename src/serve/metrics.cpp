@@ -76,6 +76,42 @@ void ServeMetrics::record_reload(bool ok) {
   ++(ok ? reloads_ok_ : reloads_failed_);
 }
 
+// The run_stats counts /metrics adds up, with their metric names and help.
+struct RequestCounter {
+  const char* key;
+  const char* name;
+  const char* help;
+};
+constexpr RequestCounter kRequestCounters[] = {
+    {"requests_sent", "newscls_llm_requests_total", "LLM API requests sent (retries included), by model."},
+    {"retries", "newscls_llm_retries_total", "LLM requests sent again after a failure, by model."},
+    {"cache_hits", "newscls_llm_cache_hits_total", "Titles answered from the LLM response cache, by model."},
+    {"failed_titles", "newscls_llm_failed_titles_total",
+     "Titles no LLM request answered (answered \"unknown\", or a 500 for a batch none of which was answered), by model."},
+    {"unknown_replies", "newscls_llm_unknown_replies_total", "LLM replies that named no class, by model."},
+    {"cost_usd", "newscls_llm_cost_usd_total", "Cost of the LLM requests at the bundle's prices, in USD, by model."},
+};
+
+void ServeMetrics::record_requests(const std::string& model, const nlohmann::json& run_stats) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::map<std::string, double>& totals = llm_[model];
+  for (const RequestCounter& c : kRequestCounters) {
+    const auto it = run_stats.find(c.key);
+    if (it != run_stats.end() && it->is_number()) totals[c.key] += it->get<double>();
+  }
+}
+
+void ServeMetrics::render_requests_sent(std::string& out) const {
+  if (llm_.empty()) return;  // no model sends requests
+  for (const RequestCounter& c : kRequestCounters) {
+    header(out, c.name, "counter", c.help);
+    for (const auto& [model, totals] : llm_) {
+      const auto it = totals.find(c.key);
+      if (it != totals.end()) out += std::string(c.name) + "{model=\"" + prometheus_escape(model) + "\"} " + number(it->second) + "\n";
+    }
+  }
+}
+
 void ServeMetrics::render_requests(std::string& out) const {
   header(out, "newscls_http_requests_total", "counter", "HTTP requests answered, by path and status.");
   for (const auto& [key, n] : requests_) {
@@ -105,6 +141,7 @@ std::string ServeMetrics::render(const std::vector<std::pair<std::string, std::s
     std::lock_guard<std::mutex> lock(mutex_);
     render_requests(out);
     render_models(out);
+    render_requests_sent(out);
   }
   header(out, "newscls_queue_depth", "gauge", "Requests waiting for a batch, by model.");
   for (const auto& [model, depth] : queue_depths) {

@@ -1,6 +1,7 @@
 // Counters and histograms for GET /metrics, in Prometheus text format (version 0.0.4):
 // requests by path and status, request latency by path, titles and batch sizes by model,
-// and the queue depth of each model (read when rendered). Thread-safe.
+// the LLM requests of models that send them, and the queue depth of each model (read when
+// rendered). Thread-safe.
 //
 //   ServeMetrics m;
 //   m.record_request("/v1/classify", 200, 0.004);
@@ -15,6 +16,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace newscls::serve {
 
@@ -38,11 +41,15 @@ class ServeMetrics {
   void record_request(const std::string& path, int status, double seconds);
   void record_batch(const std::string& model, std::size_t titles);
   void record_reload(bool ok);
+  // Adds a batch's run_stats (a classifier's counts since its last reset): requests_sent,
+  // retries, cache_hits, failed_titles, unknown_replies and cost_usd, those it holds.
+  void record_requests(const std::string& model, const nlohmann::json& run_stats);
   std::string render(const std::vector<std::pair<std::string, std::size_t>>& queue_depths) const;
 
  private:
   void render_requests(std::string& out) const;
   void render_models(std::string& out) const;
+  void render_requests_sent(std::string& out) const;
 
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, int>, std::uint64_t> requests_;
@@ -50,6 +57,7 @@ class ServeMetrics {
   std::map<std::string, std::uint64_t> titles_;
   std::map<std::string, Histogram> batch_sizes_;
   std::uint64_t reloads_ok_ = 0, reloads_failed_ = 0;
+  std::map<std::string, std::map<std::string, double>> llm_;  // model -> run_stats key -> total
 };
 
 // A label value escaped for the text format (backslash, quote, newline).

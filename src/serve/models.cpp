@@ -35,6 +35,32 @@ void refuse_repeated_dirs(const std::vector<std::string>& dirs) {
   }
 }
 
+// After each batch, thrown or not: a model that sends requests (an LLM, a cascade with one)
+// adds the batch's counts to /metrics and starts counting again, so its run_stats (and the
+// latencies they keep) do not grow for as long as the server runs.
+class RequestsAfterBatch {
+ public:
+  RequestsAfterBatch(Classifier& model, ServeMetrics* metrics, const std::string& name)
+      : model_(model), metrics_(metrics), name_(name) {}
+  ~RequestsAfterBatch() {
+    try {
+      const nlohmann::json stats = model_.run_stats();
+      // A cascade without an LLM member counts 0 requests and no cache: nothing to show.
+      if (!stats.contains("cache_hits") && stats.value("requests_sent", 0.0) <= 0) return;
+      if (metrics_ != nullptr) metrics_->record_requests(name_, stats);
+      model_.reset_run_stats();
+    } catch (const std::exception&) {  // counting must not turn a batch's answer into an error
+    }
+  }
+  RequestsAfterBatch(const RequestsAfterBatch&) = delete;
+  RequestsAfterBatch& operator=(const RequestsAfterBatch&) = delete;
+
+ private:
+  Classifier& model_;
+  ServeMetrics* metrics_;
+  const std::string& name_;
+};
+
 }  // namespace
 
 std::unique_ptr<Classifier> load_bundle(const std::string& dir, Manifest& manifest) {
@@ -57,7 +83,11 @@ ServedModel::ServedModel(std::string name, std::unique_ptr<Classifier> classifie
   MicroBatcher::BatchFn on_batch;
   if (metrics) on_batch = [metrics, n = name_](std::size_t titles) { metrics->record_batch(n, titles); };
   batcher_ = std::make_unique<MicroBatcher>(
-      [model](const std::vector<std::string>& titles) { return predict_titles(*model, titles); }, settings.batch,
+      [model, metrics, n = name_](const std::vector<std::string>& titles) {
+        const RequestsAfterBatch count(*model, metrics, n);
+        return predict_titles(*model, titles);
+      },
+      settings.batch,
       std::move(on_batch));
 }
 

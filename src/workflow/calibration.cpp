@@ -5,6 +5,7 @@
 
 #include "newscls/config.h"
 #include "newscls/error.h"
+#include "newscls/registry.h"
 
 namespace newscls {
 namespace {
@@ -144,6 +145,17 @@ CalibrateSetting calibrate_setting(const std::string& config_file, const std::ve
   }
   const CalibrateSetting set = calibrate_setting(overrides);
   return set == CalibrateSetting::kAuto ? setting : set;  // --set has no "auto": absent
+}
+
+void refuse_calibrate_setting(const std::string& family, CalibrateSetting setting) {
+  if (setting == CalibrateSetting::kAuto || !find_family(family).calibrated_by_members()) return;
+  throw ConfigError(kCalibrateKey, "a " + family + " answers with its members' calibrated probabilities and fits none "
+                                   "of its own: train or calibrate the member instead (eval --fit-calibration)");
+}
+
+bool calibrated_by_facts(const nlohmann::json& training) {
+  return training.contains(kCalibrationFact) ||
+         (training.value("calibrated", false) && !training.contains(kUncalibratedMembersKey));
 }
 
 const char* to_string(CalibrateSetting setting) {

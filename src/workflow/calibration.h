@@ -37,6 +37,9 @@ double temperature_nll(const std::vector<int>& truth, const std::vector<std::vec
 constexpr const char* kCalibrationFact = "calibration";
 constexpr double kMaxTemperature = 100;  // a stored temperature above this is refused
 constexpr const char* kCalibrateKey = "calibrate";
+// In a cascade's training facts: the stage names of members with no calibration (an LLM's
+// is skipped by default), whose scores the cascade uses as they are.
+constexpr const char* kUncalibratedMembersKey = "uncalibrated_members";
 // The config train was asked for, in the training facts when the family stored another.
 constexpr const char* kRequestedConfigKey = "requested_config";
 
@@ -48,6 +51,11 @@ enum class CalibrateSetting { kAuto, kOn, kOff };
 CalibrateSetting calibrate_setting(const std::vector<std::string>& overrides);
 // The same with a config file (may be ""), whose "calibrate": true/false the overrides override.
 CalibrateSetting calibrate_setting(const std::string& config_file, const std::vector<std::string>& overrides);
+// A calibrate= setting (not auto) for a family calibrated by its members: ConfigError.
+void refuse_calibrate_setting(const std::string& family, CalibrateSetting setting);
+// Whether a bundle with these training facts predicts calibrated probabilities: a temperature
+// of its own, or members that each have one.
+bool calibrated_by_facts(const nlohmann::json& training);
 // "auto", "true" or "false": as the manifest's training facts record it under kCalibrateKey
 // (a bundle from before that record counts as "auto").
 const char* to_string(CalibrateSetting setting);

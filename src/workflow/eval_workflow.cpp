@@ -444,15 +444,14 @@ void dump_attention_into(Classifier& model, const std::vector<std::string>& titl
 
 namespace {
 
-// Rewrites the bundle's manifest with the calibration fitted on this (dev) evaluation.
-void store_calibration(const Bundle& bundle, const EvalOutcome& dev) {
+// The bundle's manifest with the calibration fitted on this (dev) evaluation, as text.
+std::string calibrated_manifest(const Bundle& bundle, const EvalOutcome& dev) {
   Temperature t;
   const nlohmann::json facts = fit_calibration_facts(dev, t);
   if (facts.is_null()) throw UsageError("the model gives no probabilities to calibrate");
   Manifest manifest = bundle.manifest();
   manifest.training[kCalibrationFact] = facts;
-  write_file_atomic(bundle.dir() + "/manifest.json", manifest_to_json(manifest).dump(2) + "\n");
-  spdlog::info("calibration stored in {}/manifest.json", bundle.dir());
+  return manifest_to_json(manifest).dump(2) + "\n";
 }
 
 // --fit-calibration rewrites the manifest: not of a cascade (its members are calibrated, and
@@ -512,7 +511,7 @@ EvalRun run_eval(const EvalRequest& r) {
   options.seed = r.seed;
   options.limit = model->eval_limit();
   const EvalOutcome outcome = evaluate_model(*model, data, labels, options);
-  if (r.fit_calibration) store_calibration(bundle, outcome);
+  const std::string fitted_manifest = r.fit_calibration ? calibrated_manifest(bundle, outcome) : "";
 
   const std::string out_dir = folder_of(out);
   nlohmann::json metrics = eval_report_json(outcome, *model, path);
@@ -520,7 +519,7 @@ EvalRun run_eval(const EvalRequest& r) {
   metrics["skipped_lines"] = data.skipped_lines;
   metrics["training"] = bundle.manifest().training;
   // As this run predicted: --fit-calibration measured the model before the fit it stores.
-  metrics["calibrated"] = !r.uncalibrated && !r.fit_calibration && (training.contains(kCalibrationFact) || calibrated_inside);
+  metrics["calibrated"] = !r.uncalibrated && !r.fit_calibration && calibrated_by_facts(training);
   if (r.min_score >= 0) metrics["abstention"] = abstention_json(selective_of(outcome, r.min_score));
   name_stages(metrics, bundle.manifest().training);
   // All written before any is put in place, the dump too: a failure leaves the earlier set.
@@ -528,7 +527,10 @@ EvalRun run_eval(const EvalRequest& r) {
                                    figure_caption(bundle.dir(), model->family(), path) +
                                        (r.uncalibrated || r.fit_calibration ? " (uncalibrated)" : ""));
   if (r.dump_attention > 0) dump_attention_of(*model, data, outcome, r.dump_attention, out_dir + "/attention");
+  // The manifest last: an evaluation that could not be written leaves the bundle as it was.
+  if (r.fit_calibration) files.add(bundle.dir() + "/manifest.json", fitted_manifest);
   files.commit();
+  if (r.fit_calibration) spdlog::info("calibration stored in {}/manifest.json", bundle.dir());
   return {model->family(), path, outcome.metrics, metrics};
 }
 

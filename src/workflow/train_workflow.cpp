@@ -216,10 +216,12 @@ TrainOutcome train_model(const TrainRequest& request) {
   const std::string out_dir = link_target(without_trailing_slashes(request.out_dir.empty() ? "runs/" + request.family : request.out_dir));
   if (request.distributed.rank == 0) BundleWriter::check_target(out_dir);
   const CalibrateSetting calibrate = calibrate_setting(request.config_file, request.overrides);
+  refuse_calibrate_setting(request.family, calibrate);
   auto model = make_classifier(request.family);
   const nlohmann::json requested =
       request.config.is_null() ? build_config(request.family, request.config_file, request.overrides) : request.config;
   model->configure(requested);
+  model->check_trainable(request.init_dir);
   const Splits splits = read_splits(request.data_dir, request.skip_bad_lines);
   const int threads = request.threads > 0 ? request.threads : default_thread_count();
   model->set_threads(threads);
@@ -256,7 +258,7 @@ TrainOutcome train_model(const TrainRequest& request) {
   metrics["split"] = "test";
   metrics["training"] = facts;
   metrics["skipped_lines"] = skipped_lines(splits);
-  metrics["calibrated"] = facts.contains(kCalibrationFact) || facts.value("calibrated", false);
+  metrics["calibrated"] = calibrated_by_facts(facts);
   name_stages(metrics, facts);
   write_eval_files(writer.file_path("metrics.json"), eval, metrics, splits.test, splits.labels,
                    figure_caption(out_dir, request.family, splits.test.path));

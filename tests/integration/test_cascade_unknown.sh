@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A cascade whose last member (the LLM) replies with no class for the titles it is sent: each
 # such title keeps the earlier member's answer and stage, in predict and in eval's per-stage
-# table alike; the LLM is credited with no title it did not answer.
+# table alike; the LLM is credited with no title it did not answer. The LLM member has no
+# calibration, so the cascade is not called calibrated; an "unknown" is never counted answered.
 source "$(dirname "$0")/lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 dir=$(scratch)
@@ -36,5 +37,30 @@ assert [p["label"] for p in cascade] == [p["label"] for p in ft]
 stages = {s["name"]: s for s in j["stages"]}
 assert set(stages) == {"fasttext"} and stages["fasttext"]["answered"] == len(cascade), j["stages"]
 assert j["run_stats"]["members"][1]["answered"] == 0, j["run_stats"]
+PY
+# The LLM member has no calibration (skipped: each dev title would be a call), so the cascade
+# does not call itself calibrated; and calibrate= is refused for a cascade, which fits none.
+python3 - "$dir/cascade/manifest.json" "$dir/eval/metrics.json" <<'PY' || fail "cascade with an uncalibrated member called calibrated"
+import json, sys
+m, j = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert m["training"]["uncalibrated_members"] == ["llm"], m["training"]
+assert j["calibrated"] is False, j["calibrated"]
+PY
+expect_exit 1 "$dir/c2.err" "$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/c2" \
+  --set "members=$dir/src/ft,$dir/src/llm" --set calibrate=false
+assert_contains "$dir/c2.err" "config key 'calibrate': a cascade answers with its members' calibrated probabilities"
+[ ! -e "$dir/c2" ] || fail "a refused cascade left a bundle"
+
+# The LLM alone on 40 dev titles (answered) and 40 test titles ("unknown"): its risk-coverage
+# curve covers the answered half, not an error at full coverage.
+{ head -40 "$dir/data/dev.txt"; head -40 "$dir/data/test.txt"; } >"$dir/mixed.txt"
+"$NEWSCLS_BIN" eval --model-dir "$dir/src/llm" --data "$dir/data" --input "$dir/mixed.txt" \
+  --out "$dir/llm_eval/metrics.json" >/dev/null 2>&1 || fail "llm eval"
+python3 - "$dir/llm_eval/metrics.json" <<'PY' || fail "risk-coverage counted unknown answers as answered"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["unknown"] == 40, j["unknown"]
+curve = j["risk_coverage"]
+assert abs(curve[-1]["coverage"] - 0.5) < 1e-9 and curve[-1]["accuracy"] == 1.0, curve[-3:]
 PY
 echo "test_cascade_unknown: ok"

@@ -27,6 +27,13 @@ expect_error_naming "$full/" "$NEWSCLS_BIN" eval --model-dir "$bundle" --input "
 # Over an earlier evaluation: its files are kept as a set (a new predictions.tsv stood beside
 # the old metrics.json).
 expect_exit 1 "$HOSTILE_ERR" "$NEWSCLS_BIN" eval --model-dir "$bundle" --input "$tiny/test.txt" --out "$full/e/metrics.json"
+# --fit-calibration whose evaluation cannot be written leaves the bundle's manifest as it was
+# (the manifest was rewritten first).
+train_tiny tfidf-rf "$dir/fitme" --set n_trees=3 --set min_df=1 --set calibrate=false
+manifest_before=$(sha256sum <"$dir/fitme/manifest.json")
+expect_exit 1 "$HOSTILE_ERR" "$NEWSCLS_BIN" eval --model-dir "$dir/fitme" --data "$tiny" --split dev --fit-calibration \
+  --out "$full/fit/metrics.json"
+assert_eq "$manifest_before" "$(sha256sum <"$dir/fitme/manifest.json")" "the manifest after a failed --fit-calibration"
 no_temp_files "$full"
 sha_after=$(cd "$full" && find out.jsonl model e -type f -exec sha256sum {} + | sort)
 assert_eq "$sha_before" "$sha_after" "earlier results on the full disk"
@@ -38,4 +45,4 @@ mount_tmpfs "$dir/ro" size=64k,ro || fail "mounting a read-only tmpfs"
 expect_error_naming "$dir/ro/model" "$NEWSCLS_BIN" train --model tfidf-rf --data "$tiny" --out "$dir/ro/model" --set n_trees=2 --set min_df=1
 assert_contains "$HOSTILE_ERR" "cannot be written: Read-only file system"
 assert_not_contains "$HOSTILE_ERR" "trained in"
-echo "test_hostile_env_full_disk: ok (6 runs refused, earlier results intact)"
+echo "test_hostile_env_full_disk: ok (7 runs refused, earlier results intact)"

@@ -29,6 +29,12 @@ refused "stage cascade reads tfidf-rf" --stages cascade,tfidf-rf,fasttext --set 
 refused "stage tfidf-rf: config key 'n_trees'" --stages fasttext,tfidf-rf --set tfidf-rf.n_trees=-3
 refused "stage tfidf-rf (not in --stages): config key 'nosuch'" --stages fasttext --set tfidf-rf.nosuch=1
 refused "stage tfidf-rf (not in --stages): config key 'calibrate'" --stages fasttext --set tfidf-rf.calibrate=maybe
+# What bert's training refuses in its own architecture, before the stages ahead of it run.
+refused "stage bert: config key 'freeze_layers': 9 exceeds layers" --stages fasttext,bert --set bert.freeze_layers=9
+refused "stage bert: config key 'tokenizer'" --stages fasttext,bert --set bert.tokenizer=wordpiece
+# A cascade fits no temperature of its own: calibrate= would do nothing.
+refused "stage cascade: config key 'calibrate': a cascade answers" --stages fasttext,cascade --set cascade.calibrate=false
+refused "stage cascade (not in --stages): config key 'calibrate'" --stages fasttext --set cascade.calibrate=true
 refused "--attention-titles" --stages fasttext --attention-titles -1
 # --config-dir: a file named after no stage would be ignored; bad JSON or an unknown key is the
 # request's fault, for a stage not in --stages too.

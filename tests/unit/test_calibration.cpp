@@ -69,6 +69,11 @@ TEST(Calibration, UnknownAnswerIsNeverAnswered) {
   const SelectiveMetrics s = compute_selective({0, 1}, {0, kUnknownLabel}, {0.9f, 0.0f}, 0.0);
   EXPECT_EQ(s.answered, 1u);
   EXPECT_DOUBLE_EQ(s.accuracy_answered, 1.0);
+  // Nor on the risk-coverage curve: it ends at the share given a class, not at 1 with an error.
+  const std::vector<CoveragePoint> curve = risk_coverage({0, 1}, {0, kUnknownLabel}, {0.9f, 0.0f}, 2);
+  ASSERT_EQ(curve.size(), 2u);
+  EXPECT_DOUBLE_EQ(curve.back().coverage, 0.5);
+  EXPECT_DOUBLE_EQ(curve.back().accuracy, 1.0);
   PredictionFormatter f({"a", "b"}, PredictionFormat::kJsonl, 0);
   f.set_min_score(0.0);
   Prediction unknown;
