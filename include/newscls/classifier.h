@@ -60,6 +60,8 @@ struct DistributedSettings {
   bool enabled() const { return world_size > 1; }
 };
 
+constexpr const char* kResumedSecondsFact = "resumed_seconds";
+
 struct TrainContext {
   const Dataset* train = nullptr;
   const Dataset* dev = nullptr;
@@ -96,7 +98,9 @@ class Classifier {
   virtual void check_trainable(const std::string& init_dir) const {}
 
   // Fits on ctx.train, using ctx.dev only for model selection. Returns training facts
-  // for the manifest and metrics.json (train_seconds, titles/s, chosen values...).
+  // for the manifest and metrics.json (train_seconds, titles/s, chosen values...). A run that
+  // continues a checkpoint (ctx.resume) says how long the processes before it had trained up
+  // to that checkpoint as kResumedSecondsFact; train_seconds adds them.
   virtual nlohmann::json train(const TrainContext& ctx) = 0;
 
   // Raw titles in, one Prediction each, same order. Normalises internally.

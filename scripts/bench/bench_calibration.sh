@@ -23,12 +23,12 @@ BENCH_WORK=/tmp/newscls-bench-calibration
 source "$(dirname "$0")/issue17_env.sh"
 PARTS=${PARTS:-calibration abstention cascade llm}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
-rm -rf "$WORK" && mkdir -p "$WORK"
-
 families=()
 for family in tfidf-rf fasttext bert; do
   if [[ -f $RUNS/$family/manifest.json ]]; then families+=("$family"); else echo "# $family: no bundle in $RUNS, skipped"; fi
 done
+(( ${#families[@]} > 0 )) || { echo "no tfidf-rf, fasttext or bert bundle in $RUNS (set RUNS)" >&2; exit 1; }
+fresh_dir "$WORK"
 
 if part calibration; then
 echo "## calibration (test and cross-domain, before -> after; T fitted on dev)"

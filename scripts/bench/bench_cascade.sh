@@ -19,7 +19,7 @@ for f in fasttext bert; do [[ -f $RUNS/$f/manifest.json ]] || { echo "no $f bund
 nc() { "$NEWSCLS_BIN" --log-level warn "$@"; }
 
 if [[ $PARTS != speed ]]; then
-rm -rf "$WORK" && mkdir -p "$WORK"
+fresh_dir "$WORK"
 for f in fasttext bert; do
   cp -r "$RUNS/$f" "$WORK/$f"
   ev "$f" dev-fit --split dev --fit-calibration >/dev/null

@@ -9,12 +9,13 @@
 # A bundle given as DIR@BINARY runs with that newscls binary (e.g. one built from an older
 # commit), so two builds can be compared on the same bundles in one run.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-bin=${NEWSCLS_BIN:-build/apps/newscls/newscls}
-titles=${TITLES:-../shared/data/thucnews/test.txt}
+root=$(cd "$(dirname "$0")/../.." && pwd)  # for the defaults; paths given are the caller's
+bin=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
+titles=${TITLES:-$root/../shared/data/thucnews/test.txt}
 rounds=${ROUNDS:-5}
 threads=${THREADS:-1}
 [ $# -ge 2 ] || { echo "usage: $0 BASELINE_BUNDLE BUNDLE..." >&2; exit 2; }
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a whole number of at least 1, got '$rounds'" >&2; exit 2; }
 n=$(wc -l < "$titles")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -26,7 +26,9 @@ FAMILIES=${FAMILIES:-tfidf-rf fasttext bert}
 PARTS=${PARTS:-diagnose compare}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 [[ -x $NEWSCLS_BIN ]] || { echo "no newscls binary at $NEWSCLS_BIN (set NEWSCLS_BIN)" >&2; exit 1; }
-rm -rf "$WORK" && mkdir -p "$WORK/titles"
+source "$root/scripts/bench/fresh_dir.sh"
+fresh_dir "$WORK"
+mkdir -p "$WORK/titles"
 
 # eval BUNDLE INPUT NAME [args]: prints "accuracy ece sports-share"
 ev() {

@@ -27,7 +27,8 @@ REPEAT=${REPEAT:-20}
 command -v fasttext >/dev/null || { echo "fasttext CLI missing: apt-get install -y fasttext" >&2; exit 1; }
 [[ -x /usr/bin/time ]] || { echo "/usr/bin/time missing: apt-get install -y time" >&2; exit 1; }
 [[ -x $NEWSCLS_BIN ]] || { echo "no newscls binary at $NEWSCLS_BIN (set NEWSCLS_BIN)" >&2; exit 1; }
-rm -rf "$WORK" && mkdir -p "$WORK"
+source "$root/scripts/bench/fresh_dir.sh"
+fresh_dir "$WORK"
 
 # "title<TAB>label" -> "__label__N c h a r s" (whitespace dropped, one character per token).
 to_peer() {

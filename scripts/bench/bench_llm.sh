@@ -6,7 +6,8 @@
 # classifies all test titles) must reach >= 500 titles/s with 64 requests in flight, lose
 # or duplicate no title, and retry every injected fault. Run 2 (`newscls eval` on the
 # bundle) must be served wholly from the cache in <= 2 s. Also prints the server's CPU use
-# and most requests in flight, to show it is not the bottleneck.
+# and most requests in flight, to show it is not the bottleneck. The throughput bar assumes
+# THUCNews's 10,000 test titles: on a few hundred, the injected Retry-After waits dominate.
 #
 #   scripts/bench/bench_llm.sh [BUILD_DIR] [DATA_DIR]
 #   env: CONCURRENCY (64) LATENCY_MS (50) FAULT_RATE (0.1)
@@ -54,9 +55,10 @@ t2=$(now)
 t3=$(now)
 stats
 
-python3 - "$work" "$t0" "$t1" "$t2" "$t3" "$server_cpu0" "$server_cpu1" "$concurrency" "$latency_ms" "$ts" <<'PY'
+python3 - "$work" "$t0" "$t1" "$t2" "$t3" "$server_cpu0" "$server_cpu1" "$concurrency" "$latency_ms" "$ts" \
+  "$(wc -l <"$data/test.txt")" <<'PY'
 import json, sys
-work, t0, t1, t2, t3, c0, c1, conc, lat, ts = sys.argv[1:]
+work, t0, t1, t2, t3, c0, c1, conc, lat, ts, titles = sys.argv[1:]
 t0, t1, t2, t3, c0, c1, ts = map(float, (t0, t1, t2, t3, c0, c1, ts))
 m1 = json.load(open(f"{work}/model/metrics.json"))
 m2 = json.load(open(f"{work}/eval/metrics.json"))
@@ -68,7 +70,7 @@ lines = [int(r[0]) for r in rows]  # the titles' lines in test.txt
 n = m1["count"]
 faulted = sum(1 for v in s1["attempts"].values() if v > 1)
 checks = {
-    "all titles classified": n == 10000 and len(lines) == n,
+    "all titles classified": n == int(titles) and len(lines) == n,
     "no title lost or duplicated": sorted(lines) == list(range(1, n + 1)),
     "every injected fault retried": s1["faults"] == r1["retries"] == faulted and r1["failed_titles"] == 0,
     "requests = titles + retries": r1["requests_sent"] == s1["requests"] == len(s1["attempts"]) + r1["retries"],

@@ -30,7 +30,8 @@ if [[ ${DEV_ONLY:-0} == 1 ]]; then
 fi
 sets=()
 for a in "$@"; do sets+=("$a"); done
-rm -rf "$OUT"
+source "$root/scripts/bench/fresh_dir.sh"
+fresh_bundle_dir "$OUT"
 echo "$(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg)"
 start=$SECONDS
 "$NEWSCLS_BIN" --log-level warn compress --model-dir "$BUNDLE" --method prune --out "$OUT" --data "$data" \

@@ -8,6 +8,7 @@
 #
 #   scripts/bench/bench_startup.sh OLD_BIN NEW_BIN TFIDF_RF_BUNDLE FASTTEXT_BUNDLE [RUNS]
 set -euo pipefail
+(( $# >= 4 )) || { echo "usage: $0 OLD_BIN NEW_BIN TFIDF_RF_BUNDLE FASTTEXT_BUNDLE [RUNS]" >&2; exit 2; }
 old=$1 new=$2 tfidf=$3 fasttext=$4 runs=${5:-5}
 data="${NEWSCLS_DATA:-$(dirname "$0")/../../../shared/data/thucnews}"
 work=$(mktemp -d)

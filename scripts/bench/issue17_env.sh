@@ -8,6 +8,7 @@ RUNS=${RUNS:-/work/runs-shared}
 WORK=${WORK:-$BENCH_WORK}
 THREADS=${THREADS:-2}
 [[ -x $NEWSCLS_BIN ]] || { echo "no newscls binary at $NEWSCLS_BIN (set NEWSCLS_BIN)" >&2; exit 1; }
+source "$root/scripts/bench/fresh_dir.sh"
 
 ev() {  # bundle out-name eval-args...: metrics.json path on stdout
   local bundle=$1 name=$2

@@ -16,7 +16,8 @@
 #   EXISTING="default=/work/runs-shared/bert" scripts/bench/tune_dev.sh bert
 #       (a row from a bundle trained elsewhere on the real data: evaluated with `eval --split dev`;
 #        its per-epoch dev macro-F1 comes from its metrics.json)
-# Env: NEWSCLS_BIN, NEWSCLS_DATA, WORK (kept; a row whose metrics.json exists is not rerun).
+# Env: NEWSCLS_BIN, NEWSCLS_DATA, WORK (kept: a row already measured there with the same
+# binary, plugins, data and settings is not rerun, and is marked "(kept)").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
@@ -107,6 +108,20 @@ EOF
 
 wanted() { [[ -z ${ROWS:-} ]] || [[ " $ROWS " == *" $1 "* ]]; }
 
+# What a kept row must have been measured with: the binary and its family plugins, the data.
+build_key() {
+  local plugins
+  plugins=$(find "$(dirname "$bin")/../.." -name 'libnewscls_*.so' 2>/dev/null | sort)
+  { cat "$bin" $plugins | sha256sum | cut -c1-16; cat "$data/train.txt" "$data/dev.txt" | sha256sum | cut -c1-16; } | tr '\n' ' '
+}
+key=$(build_key)
+# kept DIR ROW-KEY: whether DIR holds a result measured under ROW-KEY; else DIR is cleared.
+kept() {
+  if [[ -f $1/metrics.json && "$(cat "$1.key" 2>/dev/null)" == "$2" ]]; then return 0; fi
+  rm -rf "$1" "$1.key"
+  return 1
+}
+
 echo "# $model on dev ($(wc -l <"$data/dev.txt") titles), $(date -u +%FT%TZ), commit $(git -C "$root" rev-parse --short HEAD)"
 echo "# binary $bin; $(nproc) cores, load average $(cut -d ' ' -f1-3 /proc/loadavg)"
 printf '%-18s %-4s %-7s %-9s %-8s %-8s %s\n' row seed threads dev_acc dev_f1 train_s "dev_f1_per_epoch | settings"
@@ -114,14 +129,18 @@ printf '%-18s %-4s %-7s %-9s %-8s %-8s %s\n' row seed threads dev_acc dev_f1 tra
 for spec in ${EXISTING:-}; do
   name=${spec%%=*} dir=${spec#*=}
   out="$work/$name.existing"
-  mkdir -p "$out"
-  if [[ ! -f $out/metrics.json ]]; then
+  row_key="$key $(sha256sum <"$dir/manifest.json" | cut -c1-16)"
+  note=" (kept)"
+  if ! kept "$out" "$row_key"; then
+    mkdir -p "$out"
     nice -n 10 "$bin" --log-level warn eval --model-dir "$dir" --data "$data" --split dev \
       --out "$out/metrics.json" >/dev/null
+    echo "$row_key" >"$out.key"
+    note=""
   fi
   read -r acc f1 _ _ < <(summary "$out/metrics.json")
   read -r _ _ secs epochs < <(summary "$dir/metrics.json")
-  printf '%-18s %-4s %-7s %-9s %-8s %-8s %s\n' "$name" - - "$acc" "$f1" "$secs" "$epochs | bundle $dir"
+  printf '%-18s %-4s %-7s %-9s %-8s %-8s %s\n' "$name" - - "$acc" "$f1" "$secs" "$epochs | bundle $dir$note"
 done
 
 while IFS='|' read -r name seed threads sets; do
@@ -129,12 +148,16 @@ while IFS='|' read -r name seed threads sets; do
   dir="$work/$name.s$seed"
   set_args=()
   for kv in $sets; do set_args+=(--set "$kv"); done
-  if [[ ! -f $dir/metrics.json ]]; then
+  row_key="$key $seed $threads $sets"
+  note=" (kept)"
+  if ! kept "$dir" "$row_key"; then
     nice -n 10 "$bin" --log-level info train --model "$model" --data "$work/devdata" --out "$dir" \
       --seed "$seed" --threads "$threads" "${set_args[@]}" >"$dir.stdout" 2>"$dir.log" ||
       { echo "error: row $name failed, see $dir.log" >&2; exit 1; }
+    echo "$row_key" >"$dir.key"
+    note=""
   fi
   read -r acc f1 secs epochs < <(summary "$dir/metrics.json")
   printf '%-18s %-4s %-7s %-9s %-8s %-8s %s\n' "$name" "$seed" "$threads" "$acc" "$f1" "$secs" \
-    "$epochs | ${sets:-defaults}"
+    "$epochs | ${sets:-defaults}$note"
 done <<<"$rows"

@@ -161,6 +161,19 @@ void refuse_import_keys(const Options& o) {
   }
 }
 
+// A resumed run's pretraining facts: those its first process kept beside the encoder (none
+// from before they were kept), and the wall time spent up to then.
+nlohmann::json resumed_pretrain_facts(const std::string& saved) {
+  nlohmann::json facts = {{"pretrain_resumed", true}};
+  if (!fs::exists(saved + ".json")) return facts;
+  nlohmann::json kept = nlohmann::json::parse(read_file(saved + ".json"), nullptr, /*allow_exceptions=*/false);
+  if (!kept.is_object()) throw ModelFormatError(saved + ".json", "not a JSON object; train without --resume to start over");
+  facts[kResumedSecondsFact] = kept.value("wall_seconds", 0.0);
+  kept.erase("wall_seconds");
+  facts.update(kept);
+  return facts;
+}
+
 // What the config's own architecture rules out, refused before pretraining is spent on it (it
 // was found after); with --init the architecture is the encoder's, checked once it is read.
 void refuse_architecture_mistakes(const Options& o) {
@@ -203,7 +216,7 @@ class BertClassifier final : public Classifier {
   void require_model() const {
     if (!model_) throw UsageError("bert model is neither trained nor loaded");
   }
-  nlohmann::json prepare_encoder(const TrainContext& ctx, Collective* comm);
+  nlohmann::json prepare_encoder(const TrainContext& ctx, Collective* comm, const Stopwatch& since_start);
 
   nlohmann::json config_ = strip_docs(default_options_json());
   Options options_ = parse_options(config_);
@@ -272,7 +285,7 @@ nlohmann::json BertClassifier::import_hf(const std::string& dir) {
 
 // Vocabulary and encoder weights: from --init, from a finished pretraining phase of an
 // interrupted run, or by pretraining now (pretrain_epochs > 0), else random.
-nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx, Collective* comm) {
+nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx, Collective* comm, const Stopwatch& since_start) {
   const auto num_classes = static_cast<std::int64_t>(ctx.labels->size());
   if (ctx.init_dir.rfind(kHfPrefix, 0) == 0) return init_from_hf(ctx.init_dir.substr(3), ctx.given_keys, num_classes);
   if (!ctx.init_dir.empty()) {
@@ -306,13 +319,16 @@ nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx, Collecti
   if (ctx.resume && (have_checkpoint || (!saved.empty() && fs::exists(saved)))) {
     if (!have_checkpoint) load_tensors(saved, named_state(*model_->encoder));
     spdlog::info("resume: pretraining already done");
-    return {{"pretrain_resumed", true}};
+    return resumed_pretrain_facts(saved);
   }
   // Pretraining keeps no checkpoints of its own: a run stopped inside it starts it again.
   if (ctx.resume) spdlog::warn("resume: the interrupted run had not finished pretraining; pretraining from the start");
   Encoded titles = encode_all(*vocab_, ctx.train->titles, options_.arch.max_len);
   nlohmann::json facts = pretrain_mlm(model_->encoder, rng_, options_, {&titles, vocab_->size(), ctx.seed, comm});
   if (!saved.empty() && comm->is_root()) {
+    nlohmann::json kept = facts;  // for a resumed run's manifest, with the time spent so far
+    kept["wall_seconds"] = since_start.seconds();
+    write_file_atomic(saved + ".json", kept.dump(2) + "\n");
     // Its existence means "pretraining done" to --resume: never a half-written file.
     save_tensors(saved + ".tmp", named_state(*model_->encoder));
     sync_path(saved + ".tmp");
@@ -337,7 +353,7 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   Collective comm(ctx.distributed);
   comm.check_same(ctx.settings_fingerprint,
                   "the training settings (start every rank with the same command line, data and --init)");
-  nlohmann::json facts = prepare_encoder(ctx, &comm);
+  nlohmann::json facts = prepare_encoder(ctx, &comm, watch);
   Options tuning = options_;
   if (ctx.init_dir.rfind(kHfPrefix, 0) == 0) tuning.lr = options_.pretrained_lr;
   refuse_architecture_mistakes(options_);  // again once --init has brought its own layer count
@@ -359,6 +375,7 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   job.checkpoint_dir = ctx.work_dir;
   job.resume = ctx.resume;
   job.comm = &comm;
+  job.since_start = &watch;
   facts.update(fine_tune(model_, rng_, tuning, job));
   facts["vocab_size"] = vocab_->size();
   facts["parameters"] = [&] {

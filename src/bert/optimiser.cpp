@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "bert/tensor_io.h"
+#include "newscls/error.h"
 
 namespace newscls::bert {
 namespace {
@@ -124,7 +125,13 @@ void Optimiser::save(const std::string& dir) const {
 }
 
 void Optimiser::load(const std::string& dir) {
-  torch::load(*dense_, (fs::path(dir) / "optimizer.pt").string());
+  const std::string path = (fs::path(dir) / "optimizer.pt").string();
+  try {
+    torch::load(*dense_, path);
+  } catch (const c10::Error& e) {  // LibTorch's own message, with its C++ stack trace, named no file
+    throw ModelFormatError(path, std::string("truncated or corrupt (") + e.what_without_backtrace() +
+                                     "); train without --resume to start over");
+  }
   if (sparse_.empty()) return;
   torch::Tensor steps = torch::zeros({1});
   NamedTensors state{{"steps", steps}};

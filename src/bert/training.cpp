@@ -343,6 +343,7 @@ struct FineTuneRun {
   Optimiser optimizer;
   NamedTensors live, best;
   FineTuneState s;
+  double resumed_seconds = 0;  // the earlier processes' wall time, up to the checkpoint continued
   double ema_loss = 0;
 };
 
@@ -403,6 +404,7 @@ void fine_tune_epoch(FineTuneRun& r, const std::shared_ptr<MaskRng>& rng, int ep
 void end_fine_tune_epoch(FineTuneRun& r, int epoch, bool use_dev) {
   FineTuneState& s = r.s;
   nlohmann::json record = {{"epoch", epoch + 1}, {"step", s.step}, {"train_loss", r.ema_loss}};
+  if (r.job.since_start != nullptr) record["wall_seconds"] = r.resumed_seconds + r.job.since_start->seconds();
   if (use_dev) {
     // Rank 0 scores dev; every rank takes its score, so all keep the same best weights and stop together.
     const double own = is_root(r.job.comm) ? dev_macro_f1(r.model, r.job, r.o.predict_batch_size) : 0.0;
@@ -449,6 +451,7 @@ nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& 
   const bool checkpoints = !job.checkpoint_dir.empty();
   if (checkpoints && job.resume && read_checkpoint(job.checkpoint_dir, s, r.live, r.best, r.optimizer)) {
     spdlog::info("resuming fine-tuning at epoch {} (step {})", s.next_epoch + 1, s.step);
+    if (!s.history.empty()) r.resumed_seconds = s.history.back().value("wall_seconds", 0.0);
   }
   // Every rank reads the checkpoint from work_dir (shared, or copied to each machine).
   if (job.comm != nullptr) job.comm->check_same(s.step, "the step to resume from (each needs <out>.work/bert_checkpoint)");
@@ -464,7 +467,9 @@ nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& 
   bar.finish();
   if (use_dev && s.best_f1 >= 0) copy_state(r.best, r.live);
   r.model->eval();
-  return fine_tune_facts(s, job.comm);
+  nlohmann::json facts = fine_tune_facts(s, job.comm);
+  if (r.resumed_seconds > 0) facts[kResumedSecondsFact] = r.resumed_seconds;
+  return facts;
 }
 
 torch::Tensor predict_probs(ClassifierModel model, const Encoded& titles, int batch_size) {

@@ -21,6 +21,7 @@
 #include "bert/encoder.h"
 #include "bert/settings.h"
 #include "newscls/data.h"
+#include "newscls/stopwatch.h"
 
 namespace newscls::bert {
 
@@ -53,6 +54,9 @@ struct FineTuneJob {
   std::string checkpoint_dir;                   // "" = no checkpoints
   bool resume = false;
   Collective* comm = nullptr;                   // null: one process
+  // When set: the training's start in this process. Each epoch's history record keeps the wall
+  // time so far (wall_seconds), counting the processes a resumed run continues.
+  const Stopwatch* since_start = nullptr;
   // Replaces cross-entropy on batch.labels as the training loss when set (distillation).
   std::function<torch::Tensor(ClassifierModel&, const Batch&)> loss;
 };

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "newscls/error.h"
+#include "newscls/interrupt.h"
 
 namespace newscls {
 namespace {
@@ -199,6 +200,7 @@ void AtomicFileSet::add(const std::string& path, std::string_view content) {
 void AtomicFileSet::drop(const std::string& path) { dropped_.push_back(path); }
 
 void AtomicFileSet::commit() {
+  check_interrupted();  // as BundleWriter::commit: a Ctrl-C before the renames keeps the earlier set
   for (auto& file : files_) file->commit();
   for (const std::string& path : dropped_) {
     std::error_code ec;

@@ -8,6 +8,7 @@
 
 #include "newscls/atomic_file.h"
 #include "newscls/error.h"
+#include "newscls/interrupt.h"
 #include "newscls/sha256.h"
 
 namespace fs = std::filesystem;
@@ -290,6 +291,9 @@ std::string BundleWriter::payload_path(const std::string& name) {
 std::string BundleWriter::file_path(const std::string& name) const { return tmp_dir_ + "/" + name; }
 
 void BundleWriter::commit(Manifest manifest) {
+  // Ctrl-C after the work but before this point keeps the bundle that was there (it was
+  // replaced, exit 0, when the signal came while the files were written).
+  check_interrupted();
   manifest.payloads.clear();
   for (const std::string& name : payload_names_) manifest.payloads[name] = sha256_file_hex(file_path(name));
   write_file_atomic(file_path("manifest.json"), manifest_to_json(manifest).dump(2) + "\n");

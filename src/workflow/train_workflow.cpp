@@ -80,7 +80,7 @@ nlohmann::json timed_train(Classifier& model, const TrainContext& ctx) {
   spdlog::info("training {} with {} threads, seed {}", model.family(), ctx.threads, ctx.seed);
   const Stopwatch watch;
   nlohmann::json facts = model.train(ctx);
-  facts["train_seconds"] = watch.seconds();
+  facts["train_seconds"] = watch.seconds() + facts.value(kResumedSecondsFact, 0.0);
   if (!facts.contains("threads")) facts["threads"] = ctx.threads;  // a family may cap what it uses
   facts["seed"] = ctx.seed;
   return facts;

@@ -109,6 +109,11 @@ std::string describe_changes(const nlohmann::json& before, const nlohmann::json&
 bool prepare_work_folder(const std::string& work_dir, const nlohmann::json& recorded, bool resume,
                          ChangedWork changed, const std::vector<std::string>& unchecked) {
   if (!holds_work(work_dir)) {
+    // train --resume by hand (the pipeline continues every stage it can, changed or not): a
+    // mistyped --out, or a run stopped before its first checkpoint, trains in full.
+    if (resume && changed == ChangedWork::kRefuse) {
+      spdlog::warn("--resume: {} holds no checkpoint to continue; training from the start", work_dir);
+    }
     start_afresh(work_dir, recorded);
     return false;
   }

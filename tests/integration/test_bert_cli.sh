@@ -25,10 +25,18 @@ expect_exit 1 "$dir/init.err" "$NEWSCLS_BIN" train --model bert --data "$dir/dat
   "${tiny[@]}" --set hidden=64 --set epochs=1 --set max_steps=2
 assert_contains "$dir/init.err" "config key 'hidden': is 64 but --init $dir/encoder has 32"
 [[ ! -e "$dir/wider" ]] || fail "a refused --init trained"
+# pretrain --out naming a trained classifier (a typo) is refused before the work; it was replaced.
+manifest_before=$(sha256sum <"$dir/model/manifest.json")
+expect_exit 2 "$dir/over.err" "$NEWSCLS_BIN" pretrain --model bert --data "$dir/data" --out "$dir/model" "${tiny[@]}" \
+  --set pretrain_epochs=1 --set pretrain_max_steps=2
+assert_contains "$dir/over.err" "pretrain --out $dir/model holds a trained bert classifier"
+assert_eq "$manifest_before" "$(sha256sum <"$dir/model/manifest.json")" "the classifier after a refused pretrain"
 
-# Without --init, train pretrains first when pretrain_epochs > 0.
-"$NEWSCLS_BIN" train --model bert --data "$dir/data" --out "$dir/model2" "${tiny[@]}" \
-  --set pretrain_epochs=1 --set pretrain_max_steps=5 --set epochs=1 --set max_steps=5 >/dev/null
+# Without --init, train pretrains first when pretrain_epochs > 0. A --resume with no
+# checkpoint to continue (a mistyped --out) trains from the start, and says so.
+"$NEWSCLS_BIN" train --model bert --data "$dir/data" --out "$dir/model2" "${tiny[@]}" --resume \
+  --set pretrain_epochs=1 --set pretrain_max_steps=5 --set epochs=1 --set max_steps=5 >/dev/null 2>"$dir/model2.err"
+assert_contains "$dir/model2.err" "--resume: $dir/model2.work holds no checkpoint to continue; training from the start"
 assert_eq 5 "$(json_get "$dir/model2/manifest.json" "j['training']['pretrain_steps']")" "own pretraining"
 
 "$NEWSCLS_BIN" eval --model-dir "$dir/model" --data "$dir/data" --out "$dir/eval/metrics.json" \

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # A bert training run killed with SIGKILL mid-epoch leaves no bundle; rerun with --resume it
 # continues from its last end-of-epoch checkpoint and ends with the same model as a run that
-# was never interrupted (shuffling and dropout are seeded per epoch).
+# was never interrupted (shuffling and dropout are seeded per epoch). Its manifest keeps the
+# first process's pretraining figures and counts its time in train_seconds.
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch)
 make_slice "$dir/data" 3000 50
 args=(--log-level info train --model bert --data "$dir/data" --threads 1 --seed 3
       --set layers=1 --set hidden=32 --set heads=2 --set ff=64 --set max_len=32 --set batch_size=16
-      --set bigram_buckets=512 --set pretrain_epochs=0 --set epochs=3 --set patience=10)
+      --set bigram_buckets=512 --set pretrain_epochs=1 --set pretrain_max_steps=20 --set epochs=3 --set patience=10)
 
 "$NEWSCLS_BIN" "${args[@]}" --out "$dir/straight" >/dev/null 2>"$dir/straight.err"
 
@@ -33,4 +34,12 @@ print(a["accuracy"] == b["accuracy"] and a["confusion"] == b["confusion"])
 PY
 )
 assert_eq True "$same" "resumed run's test metrics equal the uninterrupted run's"
+python3 - "$dir/straight/manifest.json" "$dir/killed/manifest.json" <<'PY' || fail "a resumed run's figures"
+import json, sys
+a, b = (json.load(open(p))["training"] for p in sys.argv[1:])
+assert b["pretrain_steps"] == a["pretrain_steps"] == 20 and b["pretrain_resumed"], b
+# the first process's time up to the checkpoint continued (its first epoch), then this one's
+assert b["resumed_seconds"] == b["history"][0]["wall_seconds"] > 0, b
+assert b["train_seconds"] > b["resumed_seconds"], b
+PY
 echo "bert kill and resume: ok"

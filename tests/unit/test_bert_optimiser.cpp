@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <filesystem>
+
 #include "bert/optimiser.h"
+#include "newscls/error.h"
 #include "test_support.h"
 
 namespace newscls::bert {
@@ -83,6 +86,25 @@ TEST(BertOptimiser, CheckpointRoundTripContinuesIdentically) {
   train_steps(straight, straight_opt, 2, 1.0);
   train_steps(resumed, resumed_opt, 2, 1.0);
   expect_same_weights(straight, resumed, 0.0);
+}
+
+// A damaged optimizer.pt gave LibTorch's "PytorchStreamReader failed reading zip archive" and
+// a C++ stack trace, naming no file.
+TEST(BertOptimiser, DamagedCheckpointNamesItsFile) {
+  const std::string dir = testing::scratch_dir();
+  Toy toy("bigram_embedding", true);
+  Optimiser opt(toy, 0.01, 0.1);
+  train_steps(toy, opt, 1, 1.0);
+  opt.save(dir);
+  std::filesystem::resize_file(dir + "/optimizer.pt", 100);
+  try {
+    opt.load(dir);
+    FAIL() << "a truncated optimizer.pt was read";
+  } catch (const ModelFormatError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(dir + "/optimizer.pt: truncated or corrupt (", 0), 0u) << what;
+    EXPECT_EQ(what.find("frame #"), std::string::npos) << what;
+  }
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +18,7 @@
 #include "newscls/binary_io.h"
 #include "newscls/bundle.h"
 #include "newscls/error.h"
+#include "newscls/interrupt.h"
 #include "newscls/sha256.h"
 #include "test_support.h"
 
@@ -54,6 +57,45 @@ std::string write_sample_bundle(const std::string& dir) {
   p.finish();
   w.commit(sample_manifest());
   return dir;
+}
+
+// Runs in a death-test child: a SIGINT after a bundle's and a file set's files are written,
+// before their commit. Exit 42: both refused, the earlier bundle and file kept, nothing left.
+[[noreturn]] void commit_after_interrupt(const std::string& dir) {
+  install_interrupt_handlers();
+  BundleWriter w(dir + "/model");
+  PayloadWriter(w.payload_path("weights.bin"), "NCTS", 1).finish();
+  AtomicFileSet files;
+  files.add(dir + "/metrics.json", "new");
+  std::raise(SIGINT);
+  int refused = 0;
+  try {
+    w.commit(sample_manifest());
+  } catch (const InterruptedError&) {
+    ++refused;
+  }
+  try {
+    files.commit();
+  } catch (const InterruptedError&) {
+    ++refused;
+  }
+  std::_Exit(refused == 2 && read_file(dir + "/metrics.json") == "old" ? 42 : 3);
+}
+
+// Ctrl-C while train or eval wrote their files replaced the bundle (or metrics) all the same,
+// exit 0: the signal was looked at only during the work.
+TEST(BundleDeathTest, CommitAfterAnInterruptKeepsWhatWasThere) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string dir = testing::scratch_dir();
+  write_sample_bundle(dir + "/model");
+  testing::write_text(dir + "/metrics.json", "old");
+  const std::string manifest_before = read_file(dir + "/model/manifest.json");
+  EXPECT_EXIT(commit_after_interrupt(dir), ::testing::ExitedWithCode(42), "");
+  EXPECT_EQ(read_file(dir + "/model/manifest.json"), manifest_before);
+  EXPECT_EQ(read_file(dir + "/metrics.json"), "old");
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
+  }
 }
 
 TEST(Sha256, KnownVectors) {
