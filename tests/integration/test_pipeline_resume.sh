@@ -24,8 +24,8 @@ run --resume --set bert.hidden=32 >/dev/null 2>"$dir/err2" || { cat "$dir/err2" 
 if grep -q "resuming fine-tuning" "$dir/err2"; then fail "bert continued the checkpoint of its older config"; fi
 assert_eq 32 "$(json_get "$dir/run/bert/manifest.json" 'j["config"]["hidden"]')" "bert retrained with the new width"
 
-# freeze_layers beyond layers fails only once bert trains.
-expect_exit 1 "$dir/err3" run --resume --set bert.hidden=32 --set bert.freeze_layers=2
+# A vocab_min_count no character reaches fails only once bert reads the titles.
+expect_exit 1 "$dir/err3" run --resume --set bert.hidden=32 --set bert.vocab_min_count=1000000
 assert_eq failed "$(stage bert status)" "bert"
 assert_eq skipped "$(stage cascade status)" "cascade"
 assert_eq "it reads bert, which failed in this run" "$(stage cascade reason)" "cascade's reason"
