@@ -413,6 +413,10 @@ void dump_through_staging(Classifier& model, const std::vector<std::string>& tit
     model.dump_attention({titles.begin() + static_cast<std::ptrdiff_t>(first), end}, first, staging.path(), {});
   }
   sync_tree(staging.path());
+  // The files move one by one: until the last has, the index says the folder is a mix (and
+  // covers both dumps' files, which the next run may then replace).
+  write_file_atomic(dir + "/" + kDumpIndex,
+                    nlohmann::json{{"titles", std::max(before, titles.size())}, {"complete", false}}.dump() + "\n");
   for (const fs::directory_entry& entry : fs::directory_iterator(staging.path())) {
     fs::rename(entry.path(), fs::path(dir) / entry.path().filename());
   }

@@ -2,7 +2,9 @@
 # Outputs are on disk before their names appear. Under strace: every file of a new bundle,
 # and its directory, is fsynced before the rename that puts it in place, and the parent
 # directory after it (a new bundle, then one replacing it); likewise every file of bert's
-# fine-tuning checkpoint before it is renamed to bert_checkpoint.
+# fine-tuning checkpoint before it is renamed to bert_checkpoint. An attention dump over an
+# earlier one marks its index incomplete before its files move in one by one (a crash
+# between them left new and old files under the old index).
 source "$(dirname "$0")/lib.sh"
 command -v strace >/dev/null || skip "strace missing: scripts/setup.sh installs it"
 strace -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here (ptrace not permitted)"
@@ -56,4 +58,16 @@ traced_train "$dir/bert.trace" "$dir/bert" --model bert --set layers=1 --set hid
   --set epochs=1 --set pretrain_epochs=0 --set vocab_min_count=1 --set bigram_buckets=64
 synced_before_rename "$dir/bert.trace" "$dir/bert.work/bert_checkpoint" "bert_checkpoint.tmp"
 synced_before_rename "$dir/bert.trace" "$dir/bert" "bert.tmp."
+cut -f1 "$tiny/test.txt" | head -3 >"$dir/titles.txt"
+"$NEWSCLS_BIN" --log-level warn attention --model-dir "$dir/bert" --input "$dir/titles.txt" --out "$dir/att" --threads 1
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -y -qq -e trace=rename,renameat,renameat2 -o "$dir/att.trace" \
+  "$NEWSCLS_BIN" --log-level warn attention --model-dir "$dir/bert" --input "$dir/titles.txt" --out "$dir/att" --threads 1
+python3 - "$dir/att.trace" "$dir/att" <<'PY' || fail "the attention index was not marked before the dump's files moved in"
+import os, re, sys
+lines, out = open(sys.argv[1]).read().splitlines(), os.path.realpath(sys.argv[2])
+dst = [os.path.realpath(m.group(1)) for l in lines if (m := re.search(r'rename\w*\(.*, "([^"]+)"\)', l))]
+index, first = dst.index(os.path.join(out, "dumps.json")), dst.index(os.path.join(out, "0.json"))
+assert index < first, dst
+PY
+assert_eq "{'titles': 3}" "$(json_get "$dir/att/dumps.json" "j")" "the index once the dump is in place"
 echo "test_bundle_durability: ok"
