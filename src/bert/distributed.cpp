@@ -6,6 +6,7 @@
 #include "bert/distributed.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -169,7 +170,8 @@ struct Collective::Group {
     watchdog.arm(fmt::format("rank {} was opening the store at {}", s.rank, at), limit, listener_hint(s));
     store = open_store(s, s.rank == 0);
     try {
-      store->set(joined_key(s.rank), {1});
+      const std::string world = std::to_string(s.world_size);  // compared by the others as they join
+      store->set(joined_key(s.rank), std::vector<std::uint8_t>(world.begin(), world.end()));
       wait_for_ranks(watchdog);
     } catch (const Error&) {
       throw;
@@ -207,7 +209,11 @@ struct Collective::Group {
       check_interrupted();
       std::vector<int> missing;
       for (int r = 0; r < settings.world_size; ++r) {
-        if (!store->check({joined_key(r)})) missing.push_back(r);
+        if (!store->check({joined_key(r)})) {
+          missing.push_back(r);
+        } else if (r != settings.rank) {
+          refuse_other_world_size(r);
+        }
       }
       if (missing.empty()) return;
       if (Clock::now() > deadline) {
@@ -219,6 +225,16 @@ struct Collective::Group {
     }
   }
 
+
+  // A rank started with another WORLD_SIZE waited out the timeout for ranks that never come,
+  // and was then reported as missing.
+  void refuse_other_world_size(int rank) {
+    const std::vector<std::uint8_t> value = store->get(joined_key(rank));
+    const std::string theirs(value.begin(), value.end());
+    if (theirs == std::to_string(settings.world_size) || theirs.empty() || !std::isdigit(static_cast<unsigned char>(theirs[0]))) return;
+    throw UsageError(fmt::format("rank {} was started with WORLD_SIZE {} and rank {} with WORLD_SIZE {}: start every "
+                                 "rank with the same WORLD_SIZE", rank, theirs, settings.rank, settings.world_size));
+  }
 
   // Ranks whose heartbeat stood still over kSilence; rank 0 when its store is unreachable.
   std::vector<int> silent_ranks() {

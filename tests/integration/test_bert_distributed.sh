@@ -55,6 +55,22 @@ assert_contains "$dir/mixed0.err" "config.lr, config.weight_decay differ"
 assert_contains "$dir/mixed1.err" "config.lr, config.weight_decay differ"
 [[ ! -e "$dir/mixed/manifest.json" ]] || fail "a bundle was written"
 
+# Ranks started with different WORLD_SIZEs are told so as they join (rank 1 waited out the
+# timeout for a rank 2, and both then named a missing rank).
+port=$(free_port)
+start=$SECONDS
+WORLD_SIZE=2 RANK=0 MASTER_PORT=$port "$NEWSCLS_BIN" "${tiny[@]}" --out "$dir/sizes" >/dev/null 2>"$dir/sizes0.err" &
+pid0=$!
+set +e
+WORLD_SIZE=3 RANK=1 MASTER_PORT=$port "$NEWSCLS_BIN" "${tiny[@]}" --out "$dir/sizes" >/dev/null 2>"$dir/sizes1.err"
+rc1=$?
+wait "$pid0"
+rc0=$?
+set -e
+((rc0 == 2 && rc1 != 0)) || { cat "$dir/sizes0.err" "$dir/sizes1.err" >&2; fail "ranks with two WORLD_SIZEs exited $rc0 and $rc1"; }
+assert_contains "$dir/sizes0.err" "rank 1 was started with WORLD_SIZE 3 and rank 0 with WORLD_SIZE 2"
+(( SECONDS - start < 30 )) || fail "ranks with two WORLD_SIZEs took $((SECONDS - start)) s to stop"
+
 expect_exit 2 "$dir/refuse.err" env WORLD_SIZE=2 RANK=0 "$NEWSCLS_BIN" train --model fasttext --data "$dir/data" \
   --out "$dir/ft"
 assert_contains "$dir/refuse.err" "cannot train distributed"
