@@ -30,8 +30,8 @@ void refuse_classifier_at(const std::string& out_dir) {
   const std::string family = Bundle::read_manifest(out_dir).family;
   const std::string kEncoder = "-encoder";
   if (family.size() > kEncoder.size() && family.compare(family.size() - kEncoder.size(), kEncoder.size(), kEncoder) == 0) return;
-  throw UsageError("pretrain --out " + out_dir + " holds a trained " + family +
-                   " classifier, which an encoder would replace: name another folder");
+  throw UsageError("pretrain --out " + out_dir + " holds a '" + family +
+                   "' bundle, not an encoder, which pretraining would replace: name another folder");
 }
 
 void run_pretrain(const PretrainOptions& o) {

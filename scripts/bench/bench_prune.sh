@@ -30,8 +30,7 @@ if [[ ${DEV_ONLY:-0} == 1 ]]; then
 fi
 sets=()
 for a in "$@"; do sets+=("$a"); done
-source "$root/scripts/bench/fresh_dir.sh"
-fresh_bundle_dir "$OUT"
+# compress replaces a bundle at OUT and refuses anything else (the source bundle too).
 echo "$(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg)"
 start=$SECONDS
 "$NEWSCLS_BIN" --log-level warn compress --model-dir "$BUNDLE" --method prune --out "$OUT" --data "$data" \

@@ -26,8 +26,7 @@ for s in ${SETTINGS:-}; do sets+=(--set "$s"); done
 
 echo "# int8 quantisation of $model, settings: ${SETTINGS:-defaults}, threads $threads"
 echo "# $(date -u +%FT%TZ) $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)"
-source "$root/scripts/bench/fresh_dir.sh"
-fresh_bundle_dir "$out"
+# compress replaces a bundle at OUT and refuses anything else (the source bundle too).
 start=$(date +%s.%N)
 "$bin" --log-level warn compress --model-dir "$model" --method quantize --out "$out" --data "$data" \
   --threads "$threads" --speed-titles "${SPEED_TITLES:-0}" "${sets[@]}" >/dev/null

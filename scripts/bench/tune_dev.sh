@@ -110,9 +110,10 @@ wanted() { [[ -z ${ROWS:-} ]] || [[ " $ROWS " == *" $1 "* ]]; }
 
 # What a kept row must have been measured with: the binary and its family plugins, the data.
 build_key() {
-  local plugins
-  plugins=$(find "$(dirname "$bin")/../.." -name 'libnewscls_*.so' 2>/dev/null | sort)
-  { cat "$bin" $plugins | sha256sum | cut -c1-16; cat "$data/train.txt" "$data/dev.txt" | sha256sum | cut -c1-16; } | tr '\n' ' '
+  local src plugins=()
+  src="$(dirname "$bin")/../../src"  # a build tree's plugins (an installed binary has none here)
+  [[ -d $src ]] && mapfile -t plugins < <(find "$src" -maxdepth 2 -name 'libnewscls_*.so' | sort)
+  { cat "$bin" "${plugins[@]}" | sha256sum | cut -c1-16; cat "$data/train.txt" "$data/dev.txt" | sha256sum | cut -c1-16; } | tr '\n' ' '
 }
 key=$(build_key)
 # kept DIR ROW-KEY: whether DIR holds a result measured under ROW-KEY; else DIR is cleared.

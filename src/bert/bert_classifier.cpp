@@ -376,6 +376,7 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   job.resume = ctx.resume;
   job.comm = &comm;
   job.since_start = &watch;
+  job.resumed_seconds = facts.value(kResumedSecondsFact, 0.0);  // a first process's pretraining
   facts.update(fine_tune(model_, rng_, tuning, job));
   facts["vocab_size"] = vocab_->size();
   facts["parameters"] = [&] {

@@ -444,6 +444,7 @@ nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& 
                          const Options& o, const FineTuneJob& job) {
   FineTuneRun r(std::move(model), o, job);
   FineTuneState& s = r.s;
+  r.resumed_seconds = job.resumed_seconds;
   if (job.comm != nullptr) {
     job.comm->check_same(r.total, "the number of optimiser steps (same data and settings?)");
     job.comm->broadcast(r.live);
@@ -451,7 +452,7 @@ nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& 
   const bool checkpoints = !job.checkpoint_dir.empty();
   if (checkpoints && job.resume && read_checkpoint(job.checkpoint_dir, s, r.live, r.best, r.optimizer)) {
     spdlog::info("resuming fine-tuning at epoch {} (step {})", s.next_epoch + 1, s.step);
-    if (!s.history.empty()) r.resumed_seconds = s.history.back().value("wall_seconds", 0.0);
+    if (!s.history.empty() && s.history.back().contains("wall_seconds")) r.resumed_seconds = s.history.back()["wall_seconds"];
   }
   // Every rank reads the checkpoint from work_dir (shared, or copied to each machine).
   if (job.comm != nullptr) job.comm->check_same(s.step, "the step to resume from (each needs <out>.work/bert_checkpoint)");

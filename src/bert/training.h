@@ -57,6 +57,9 @@ struct FineTuneJob {
   // When set: the training's start in this process. Each epoch's history record keeps the wall
   // time so far (wall_seconds), counting the processes a resumed run continues.
   const Stopwatch* since_start = nullptr;
+  // The wall time of earlier processes before this one's start (pretraining done by one that
+  // stopped before its first checkpoint); a checkpoint continued brings its own.
+  double resumed_seconds = 0;
   // Replaces cross-entropy on batch.labels as the training loss when set (distillation).
   std::function<torch::Tensor(ClassifierModel&, const Batch&)> loss;
 };

@@ -257,11 +257,13 @@ nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
   facts["dev_accuracy"] = double(choice.correct) / std::max<std::size_t>(1, ctx.dev->size());
   facts["dev_shares"] = shares;
   facts["members"] = dirs;
-  facts["calibrated"] = true;  // the members' calibrations apply; no second fit
+  // The members' calibrations apply (no second fit): calibrated when each member is.
+  facts["calibrated"] = true;
   for (std::size_t m = 0; m < members_.size(); ++m) {
     if (members_[m].calibrated) continue;
+    facts["calibrated"] = false;
     facts[kUncalibratedMembersKey].push_back(facts["stages"][m]);
-    spdlog::info("cascade: member {} has no calibration; its threshold is chosen on its scores as they are",
+    spdlog::info("cascade: member {} has no calibration; the cascade uses its scores as they are",
                  facts["stages"][m].get<std::string>());
   }
   // The calls made on dev are the choice's cost; the test figures count the test run alone.

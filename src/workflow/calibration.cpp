@@ -154,8 +154,7 @@ void refuse_calibrate_setting(const std::string& family, CalibrateSetting settin
 }
 
 bool calibrated_by_facts(const nlohmann::json& training) {
-  return training.contains(kCalibrationFact) ||
-         (training.value("calibrated", false) && !training.contains(kUncalibratedMembersKey));
+  return training.contains(kCalibrationFact) || training.value("calibrated", false);
 }
 
 const char* to_string(CalibrateSetting setting) {

@@ -54,7 +54,7 @@ CalibrateSetting calibrate_setting(const std::string& config_file, const std::ve
 // A calibrate= setting (not auto) for a family calibrated by its members: ConfigError.
 void refuse_calibrate_setting(const std::string& family, CalibrateSetting setting);
 // Whether a bundle with these training facts predicts calibrated probabilities: a temperature
-// of its own, or members that each have one.
+// of its own, or (a cascade: "calibrated") members that each have one.
 bool calibrated_by_facts(const nlohmann::json& training);
 // "auto", "true" or "false": as the manifest's training facts record it under kCalibrateKey
 // (a bundle from before that record counts as "auto").

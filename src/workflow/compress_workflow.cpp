@@ -13,6 +13,7 @@
 #include "newscls/atomic_file.h"
 #include "newscls/bundle.h"
 #include "newscls/error.h"
+#include "newscls/interrupt.h"
 #include "newscls/registry.h"
 #include "newscls/stopwatch.h"
 #include "newscls/workflow.h"
@@ -221,7 +222,10 @@ std::vector<double> predict_seconds(const std::vector<std::string>& dirs, const 
   for (int round = 0; round < rounds; ++round) {
     for (std::size_t b = 0; b < dirs.size(); ++b) {
       const Stopwatch watch;
-      for (const std::vector<std::string>& batch : batches[b]) predict_titles(*models[b], batch);
+      for (const std::vector<std::string>& batch : batches[b]) {
+        check_interrupted();
+        predict_titles(*models[b], batch);
+      }
       const double s = watch.seconds();
       if (round == 0 || s < best[b]) best[b] = s;
     }
@@ -415,6 +419,7 @@ nlohmann::json run_compress(const CompressOptions& o) {
     report["after"]["bundle"] = o.out_dir;
     write_file_atomic(staged.out_dir + "/compression.json", report.dump(2) + "\n");
     sync_tree(staged.out_dir);
+    check_interrupted();  // as BundleWriter::commit: a Ctrl-C until here keeps the bundle at --out
     replace_directory(staged.out_dir, final_path.string());
     sync_path(final_path.has_parent_path() ? final_path.parent_path().string() : ".");
     return report;

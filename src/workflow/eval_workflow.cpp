@@ -486,7 +486,7 @@ EvalRun run_eval(const EvalRequest& r) {
   }
   const nlohmann::json& training = bundle.manifest().training;
   // A bundle calibrated inside (a cascade's members) has no calibration of its own to leave out.
-  const bool calibrated_inside = training.value("calibrated", false) && !training.contains(kCalibrationFact);
+  const bool calibrated_inside = family.calibrated_by_members();
   if (r.uncalibrated && calibrated_inside) {
     throw UsageError("--uncalibrated: this bundle's calibration is its members' own; evaluate a member with it instead");
   }

@@ -19,9 +19,9 @@ void log_requests(const nlohmann::json& stats) {
   if (!stats.contains("requests_sent") || (stats.value("requests_sent", 0) == 0 && !stats.contains("cache_hits"))) return;
   spdlog::info("{}", requests_line(stats));
   if (const auto failed = stats.value("failed_titles", 0); failed > 0) {
-    // A cascade answers them as the members before the LLM did (combine=last: unknown).
-    spdlog::warn("{} title(s) got no answer from the LLM{}; run again to ask for them", failed,
-                 stats.contains("members") ? "" : " and are predicted unknown");
+    spdlog::warn("{} title(s) got no answer from the LLM and are predicted {}; run again to ask for them", failed,
+                 stats.contains("members") ? "by the cascade's earlier members (combine=product) or unknown (combine=last)"
+                                           : "unknown");
   }
 }
 

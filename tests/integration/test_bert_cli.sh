@@ -29,7 +29,7 @@ assert_contains "$dir/init.err" "config key 'hidden': is 64 but --init $dir/enco
 manifest_before=$(sha256sum <"$dir/model/manifest.json")
 expect_exit 2 "$dir/over.err" "$NEWSCLS_BIN" pretrain --model bert --data "$dir/data" --out "$dir/model" "${tiny[@]}" \
   --set pretrain_epochs=1 --set pretrain_max_steps=2
-assert_contains "$dir/over.err" "pretrain --out $dir/model holds a trained bert classifier"
+assert_contains "$dir/over.err" "pretrain --out $dir/model holds a 'bert' bundle, not an encoder"
 assert_eq "$manifest_before" "$(sha256sum <"$dir/model/manifest.json")" "the classifier after a refused pretrain"
 
 # Without --init, train pretrains first when pretrain_epochs > 0. A --resume with no

@@ -34,12 +34,13 @@ print(a["accuracy"] == b["accuracy"] and a["confusion"] == b["confusion"])
 PY
 )
 assert_eq True "$same" "resumed run's test metrics equal the uninterrupted run's"
-python3 - "$dir/straight/manifest.json" "$dir/killed/manifest.json" <<'PY' || fail "a resumed run's figures"
-import json, sys
-a, b = (json.load(open(p))["training"] for p in sys.argv[1:])
+python3 - "$dir/straight/manifest.json" "$dir/killed/manifest.json" "$dir/resume.err" <<'PY' || fail "a resumed run's figures"
+import json, re, sys
+a, b = (json.load(open(p))["training"] for p in sys.argv[1:3])
 assert b["pretrain_steps"] == a["pretrain_steps"] == 20 and b["pretrain_resumed"], b
-# the first process's time up to the checkpoint continued (its first epoch), then this one's
-assert b["resumed_seconds"] == b["history"][0]["wall_seconds"] > 0, b
+# the first process's time up to the checkpoint continued (the epoch before the one resumed at), then this one's
+epoch = int(re.search(r"resuming fine-tuning at epoch (\d+)", open(sys.argv[3]).read()).group(1))
+assert b["resumed_seconds"] == b["history"][epoch - 2]["wall_seconds"] > 0, (epoch, b)
 assert b["train_seconds"] > b["resumed_seconds"], b
 PY
 echo "bert kill and resume: ok"

@@ -43,7 +43,7 @@ PY
 python3 - "$dir/cascade/manifest.json" "$dir/eval/metrics.json" <<'PY' || fail "cascade with an uncalibrated member called calibrated"
 import json, sys
 m, j = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-assert m["training"]["uncalibrated_members"] == ["llm"], m["training"]
+assert m["training"]["uncalibrated_members"] == ["llm"] and m["training"]["calibrated"] is False, m["training"]
 assert j["calibrated"] is False, j["calibrated"]
 PY
 expect_exit 1 "$dir/c2.err" "$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/c2" \
