@@ -9,6 +9,9 @@
 
 namespace newscls {
 
+// Whether these run_stats are of a model that sends requests (an LLM, a cascade with one): a
+// cascade without an LLM member counts 0 requests and keeps no cache hits.
+bool sends_requests(const nlohmann::json& run_stats);
 // run_stats holds "requests_sent".
 std::string requests_line(const nlohmann::json& run_stats);
 

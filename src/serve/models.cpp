@@ -6,6 +6,7 @@
 #include "newscls/bundle.h"
 #include "newscls/error.h"
 #include "newscls/predict_output.h"
+#include "newscls/request_stats.h"
 #include "serve/api.h"
 
 namespace newscls::serve {
@@ -45,8 +46,7 @@ class RequestsAfterBatch {
   ~RequestsAfterBatch() {
     try {
       const nlohmann::json stats = model_.run_stats();
-      // A cascade without an LLM member counts 0 requests and no cache: nothing to show.
-      if (!stats.contains("cache_hits") && stats.value("requests_sent", 0.0) <= 0) return;
+      if (!sends_requests(stats)) return;
       if (metrics_ != nullptr) metrics_->record_requests(name_, stats);
       model_.reset_run_stats();
     } catch (const std::exception&) {  // counting must not turn a batch's answer into an error

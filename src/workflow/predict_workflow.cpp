@@ -15,8 +15,7 @@ namespace {
 // What train and eval print for a model that sends requests: a paid run's calls and cost, and
 // the titles no reply answered (they read "unknown" like a reply that named no class).
 void log_requests(const nlohmann::json& stats) {
-  // A cascade counts its members' calls; one without an LLM member sends none and says nothing.
-  if (!stats.contains("requests_sent") || (stats.value("requests_sent", 0) == 0 && !stats.contains("cache_hits"))) return;
+  if (!sends_requests(stats)) return;  // a cascade without an LLM member says nothing
   spdlog::info("{}", requests_line(stats));
   if (const auto failed = stats.value("failed_titles", 0); failed > 0) {
     spdlog::warn("{} title(s) got no answer from the LLM and are predicted {}; run again to ask for them", failed,

@@ -4,6 +4,11 @@
 
 namespace newscls {
 
+bool sends_requests(const nlohmann::json& run_stats) {
+  return run_stats.contains("requests_sent") &&
+         (run_stats.value("requests_sent", 0.0) > 0 || run_stats.contains("cache_hits"));
+}
+
 std::string requests_line(const nlohmann::json& run_stats) {
   std::string line = "requests sent (LLM calls) " + run_stats["requests_sent"].dump();
   for (const char* key : {"cache_hits", "retries", "unknown_replies"}) {
