@@ -17,7 +17,7 @@ void print_stage_table(const nlohmann::json& report, std::FILE* to) {
     }
   }
   const nlohmann::json stats = report.value("run_stats", nlohmann::json::object());
-  if (!stats.contains("requests_sent")) return;
+  if (!sends_requests(stats)) return;  // a cascade without an LLM member says nothing, as in predict
   std::fprintf(to, "%s\n", requests_line(stats).c_str());
 }
 

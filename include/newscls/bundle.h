@@ -56,7 +56,6 @@ class BundleWriter {
   std::string payload_path(const std::string& name);
   // Path of an extra file (metrics.json, confusion.svg) that travels with the bundle.
   std::string file_path(const std::string& name) const;
-  const std::string& temp_dir() const { return tmp_dir_; }
   // Hashes the payloads, writes manifest.json and renames the directory into place.
   void commit(Manifest manifest);
 

@@ -33,6 +33,7 @@ struct Prediction {
   std::vector<float> probs;       // one per class; empty for an unknown answer
   int stage = -1;                 // which member of a cascade answered; -1 elsewhere
   bool abstained = false;         // not answered at all (a blank title); label unknown
+  bool failed = false;            // no request got a reply (an LLM's retries ran out); label unknown
 };
 
 // The most probable class of a probability vector (the first on ties).

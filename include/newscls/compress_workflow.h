@@ -1,7 +1,7 @@
 // `newscls compress`: a trained bundle made smaller or faster by its family (Family::compress:
 // pruning, quantisation, distillation, ...), then measured beside the original in one run and
 // written to <out>/compression.json: parameters, bundle MB (payload bytes), dev and test
-// accuracy and macro-F1, and `predict` titles/s on the same dev titles (run_predict in this
+// accuracy and macro-F1, and `predict` titles/s on the same dev titles (predict_titles in this
 // process, the two bundles alternated, best of `speed_rounds`; start-up excluded). The new
 // bundle is calibrated on dev like a trained one, and gets metrics.json on test.
 //

@@ -3,7 +3,7 @@
 //
 // Each family folder defines one Family and registers it in its CMakeLists.txt with
 // newscls_register_family(); the registry (include/newscls/registry.h) is built from those
-// registrations, so no other code names a family.
+// registrations, so no other code lists the families or asks which one a model is.
 //
 //   const Family& f = find_family("fasttext");
 //   nlohmann::json cfg = strip_docs(f.default_config());
@@ -85,6 +85,9 @@ class Family {
   // Whether its answers are its members' calibrated probabilities (a cascade): it has no
   // temperature of its own to fit, so train refuses a calibrate= setting for it.
   virtual bool calibrated_by_members() const { return false; }
+  // Whether each prediction is a paid request (an LLM): train then skips calibration unless
+  // asked, as each dev title would cost a call.
+  virtual bool pays_per_prediction() const { return false; }
   // Whether its classifiers implement Classifier::dump_attention.
   virtual bool has_attention() const { return false; }
   // Whether train (and pretrain) accept DistributedSettings with world_size > 1.

@@ -71,6 +71,7 @@ SelectiveMetrics compute_selective(const std::vector<int>& truth, const std::vec
 
 // Accuracy of the most confident titles at `points` evenly spaced coverages (1/points .. 1 of
 // the titles given a class; coverage is of all titles, so kUnknownLabel answers end it short of 1).
+// Titles tied at a cut count by their share (expected accuracy over their orders).
 struct CoveragePoint {
   double coverage = 0, accuracy = 0;
 };

@@ -379,11 +379,7 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   job.resumed_seconds = facts.value(kResumedSecondsFact, 0.0);  // a first process's pretraining
   facts.update(fine_tune(model_, rng_, tuning, job));
   facts["vocab_size"] = vocab_->size();
-  facts["parameters"] = [&] {
-    std::int64_t n = 0;
-    for (const auto& p : model_->parameters()) n += p.numel();
-    return n;
-  }();
+  facts["parameters"] = parameter_count(*model_);
   facts["threads"] = at::get_num_threads();
   facts["train_seconds"] = watch.seconds();
   return facts;

@@ -78,12 +78,6 @@ Teacher load_teacher(const std::string& dir) {
   return t;
 }
 
-std::int64_t parameter_count(const torch::nn::Module& m) {
-  std::int64_t n = 0;
-  for (const auto& p : m.parameters()) n += p.numel();
-  return n;
-}
-
 // The student's options: the teacher's, with the settings' architecture and schedule.
 Options student_options(const Teacher& t, const DistillSettings& s) {
   Options o = t.options;

@@ -63,7 +63,6 @@ class Collective {
 
   // Time spent in and bytes sent to gradient reductions, for metrics.json.
   double reduce_seconds() const { return reduce_seconds_; }
-  std::uint64_t reduce_bytes() const { return reduce_bytes_; }
   nlohmann::json facts() const;
 
  private:

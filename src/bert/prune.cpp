@@ -127,12 +127,6 @@ Encoded encode(const TitleTokenizer& tok, const std::vector<std::string>& titles
   return out;
 }
 
-std::int64_t parameter_count(ClassifierModel model) {
-  std::int64_t n = 0;
-  for (const auto& p : model->parameters()) n += p.numel();
-  return n;
-}
-
 HeadsKept without(HeadsKept kept, const std::vector<std::pair<std::int64_t, std::int64_t>>& removed) {
   for (auto [l, h] : removed) kept[l].erase(std::find(kept[l].begin(), kept[l].end(), h));
   return kept;
@@ -279,8 +273,8 @@ nlohmann::json prune_bundle(const CompressRequest& r) {
   ClassifierModel pruned = remove_heads(b.model, b.options.arch, kept, b.classes, rng, &arch);
 
   nlohmann::json facts = {{"settings", s.used},
-                          {"parameters_before", parameter_count(b.model)},
-                          {"parameters_after", parameter_count(pruned)},
+                          {"parameters_before", parameter_count(*b.model)},
+                          {"parameters_after", parameter_count(*pruned)},
                           {"heads_before", total_heads},
                           {"heads_removed", k},
                           {"heads_per_layer", arch.heads_per_layer},

@@ -90,11 +90,6 @@ std::set<std::string> weights_of(const torch::nn::Module& model, bool embeddings
   return names;
 }
 
-std::int64_t parameter_count(const torch::nn::Module& model) {
-  std::int64_t n = 0;
-  for (const auto& p : model.parameters()) n += p.numel();
-  return n;
-}
 
 }  // namespace
 

@@ -33,6 +33,12 @@ NamedTensors clone_state(const NamedTensors& state) {
   return out;
 }
 
+std::int64_t parameter_count(const torch::nn::Module& module) {
+  std::int64_t n = 0;
+  for (const auto& p : module.parameters()) n += p.numel();
+  return n;
+}
+
 void copy_state(const NamedTensors& from, const NamedTensors& into) {
   torch::NoGradGuard no_grad;
   for (std::size_t i = 0; i < into.size(); ++i) into[i].second.copy_(from[i].second);

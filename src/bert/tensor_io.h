@@ -9,6 +9,7 @@
 //   load_tensors(path, named_state(*model));   // copies into the module's tensors
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,8 @@ using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 // Parameters then buffers, in registration order.
 NamedTensors named_state(const torch::nn::Module& module);
 NamedTensors clone_state(const NamedTensors& state);
+// Every parameter's element count (compress's before/after, train's facts).
+std::int64_t parameter_count(const torch::nn::Module& module);
 void copy_state(const NamedTensors& from, const NamedTensors& into);
 
 void save_tensors(const std::string& path, const NamedTensors& tensors);

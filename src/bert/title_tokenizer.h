@@ -36,7 +36,6 @@ class TitleTokenizer {
   void set_fold_punctuation(bool fold) { fold_punctuation_ = fold; }
   std::vector<std::string> tokens_of(const std::vector<std::int64_t>& ids) const;
   std::int64_t size() const;
-  bool is_wordpiece() const { return wordpiece_.has_value(); }
 
  private:
   std::optional<CharVocab> chars_;

@@ -175,11 +175,21 @@ std::vector<CoveragePoint> risk_coverage(const std::vector<int>& truth, const st
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
   std::vector<CoveragePoint> curve;
   if (order.empty() || points < 1) return curve;
-  std::size_t correct = 0, done = 0;
+  std::vector<std::size_t> correct_before(order.size() + 1, 0);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    correct_before[i + 1] = correct_before[i] + (predicted[order[i]] == truth[order[i]] ? 1 : 0);
+  }
   for (int k = 1; k <= points; ++k) {
     const std::size_t upto = std::max<std::size_t>(1, order.size() * k / points);
-    for (; done < upto; ++done) correct += predicted[order[done]] == truth[order[done]] ? 1 : 0;
-    curve.push_back({double(upto) / truth.size(), ratio(correct, upto)});
+    // A cut through titles of one score takes its share of their correct answers, not the
+    // first ones in file order: the curve must not change when the file's lines are shuffled.
+    const float cut = scores[order[upto - 1]];
+    std::size_t tie_begin = upto - 1, tie_end = upto;
+    while (tie_begin > 0 && scores[order[tie_begin - 1]] == cut) --tie_begin;
+    while (tie_end < order.size() && scores[order[tie_end]] == cut) ++tie_end;
+    const double tied_correct = double(correct_before[tie_end] - correct_before[tie_begin]) *
+                                double(upto - tie_begin) / double(tie_end - tie_begin);
+    curve.push_back({double(upto) / truth.size(), (double(correct_before[tie_begin]) + tied_correct) / double(upto)});
   }
   return curve;
 }

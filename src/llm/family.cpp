@@ -10,6 +10,7 @@ namespace {
 class LlmFamily final : public Family {
  public:
   std::string name() const override { return "llm"; }
+  bool pays_per_prediction() const override { return true; }
   nlohmann::json default_config() const override { return llm::default_config(); }
   std::unique_ptr<Classifier> make_classifier() const override { return llm::make_classifier(); }
   std::string unavailable_reason(const nlohmann::json& config) const override {

@@ -222,6 +222,7 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
   // engine knows only its status, and "HTTP 200 after 6 attempt(s)" reads as if 200 failed.
   std::vector<std::string> malformed(pending.size());
   std::vector<int> attempts(pending.size(), 0);
+  std::vector<char> refused_job(pending.size(), 0);
   auto on_result = [&](std::size_t job, const HttpResult& result) {
     ++attempts[job];
     malformed[job].clear();
@@ -230,6 +231,7 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
       case Outcome::kFatal:
         if (!answered_any_ || !refuses_one_request(result)) throw fatal_error(result, fatal_context_);
         ++refused;
+        refused_job[job] = 1;
         spdlog::warn("llm: the server refused the title '{}' ({}: {}); it is predicted unknown and not cached",
                      pending[job].title, describe(result), server_said(result, fatal_context_));
         return Verdict::kGiveUp;
@@ -256,6 +258,10 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
     if (!malformed[job].empty()) why = malformed[job] + " after " + std::to_string(attempts[job]) + " attempt(s)";
     spdlog::warn("llm: giving up on the title '{}': {}", pending[job].title, why);
     stats_.failed_titles += pending[job].rows.size();
+    // A refusal is the server's answer for this title; anything else is no answer at all.
+    if (!refused_job[job]) {
+      for (std::size_t row : pending[job].rows) out[row].failed = true;
+    }
     ++given_up;
     last_failure = why;
   };

@@ -44,9 +44,7 @@ double number_at(const nlohmann::json& j, const nlohmann::json::json_pointer& p)
 
 std::string cost_text(const StageFacts& s) {
   const nlohmann::json& stats = s.metrics.value("run_stats", nlohmann::json::object());
-  for (const char* key : {"estimated_cost_usd", "cost_usd", "cost"}) {
-    if (stats.contains(key) && stats[key].is_number()) return "$" + fmt_double(stats[key].get<double>(), 4);
-  }
+  if (stats.contains("cost_usd") && stats["cost_usd"].is_number()) return "$" + fmt_double(stats["cost_usd"].get<double>(), 4);
   return "-";
 }
 

@@ -361,6 +361,12 @@ void Server::Impl::classify(const httplib::Request& req, httplib::Response& res,
       spdlog::error("model {}: prediction failed: {}", model.name(), e.what());
       throw ApiError(500, "prediction_failed", "the model failed on this batch");
     }
+    // Judged per request, not per batch: whether a client's lone failed title reads as an
+    // error must not depend on whose titles shared its batch.
+    const auto failed = [](const Prediction& p) { return p.failed; };
+    if (std::all_of(predictions.begin(), predictions.end(), failed)) {
+      throw ApiError(500, "prediction_failed", "no title of this request got an answer from the model");
+    }
     res.set_content(classify_body(model.name_json(), predictions, model.labels(), model.stage_names(), request.top_k), kJson);
   } catch (const ApiError& e) {
     send_error(res, e.status(), e.code(), e.what());

@@ -19,6 +19,7 @@
 #include "newscls/stopwatch.h"
 #include "report/svg.h"
 #include "workflow/calibration.h"
+#include "workflow/score_tally.h"
 #include "workflow/staging_folder.h"
 
 namespace fs = std::filesystem;
@@ -491,8 +492,8 @@ EvalRun run_eval(const EvalRequest& r) {
     throw UsageError("--uncalibrated: this bundle's calibration is its members' own; evaluate a member with it instead");
   }
   if (r.fit_calibration) refuse_fit_inside(bundle, calibrated_inside);
+  require_classes(bundle);  // a bundle that cannot classify (an encoder) says why before any data is read
   auto model = r.uncalibrated || r.fit_calibration ? load_uncalibrated_classifier(bundle) : load_classifier(bundle);
-  model->predict_batch({});  // a bundle that cannot classify (an encoder) says why before any data is read
   const std::string path = r.input.empty() ? resolve_data_dir(r.data_dir).split(r.split) : r.input;
   if (!r.out.empty()) refuse_folder_spelling("eval --out", r.out);
   // Through a link: the file it names is replaced, and the files beside metrics.json go beside that one.
@@ -524,7 +525,12 @@ EvalRun run_eval(const EvalRequest& r) {
   metrics["training"] = bundle.manifest().training;
   // As this run predicted: --fit-calibration measured the model before the fit it stores.
   metrics["calibrated"] = !r.uncalibrated && !r.fit_calibration && calibrated_by_facts(training);
-  if (r.min_score >= 0) metrics["abstention"] = abstention_json(selective_of(outcome, r.min_score));
+  if (r.min_score >= 0) {
+    metrics["abstention"] = abstention_json(selective_of(outcome, r.min_score));
+    ScoreTally tally;
+    for (const Prediction& p : outcome.predictions) tally.add(p);
+    tally.warn_if_none_reach(r.min_score);
+  }
   name_stages(metrics, bundle.manifest().training);
   // All written before any is put in place, the dump too: a failure leaves the earlier set.
   AtomicFileSet files = eval_files(out, outcome, metrics, data, labels,

@@ -107,6 +107,7 @@ void PredictionFormatter::append_result_object(std::string& out, const Predictio
   append_score(out, p.score);
   out += ',';
   if (min_score_ >= 0 || p.abstained) out += abstained ? "\"abstained\":true," : "\"abstained\":false,";
+  if (p.failed) out += "\"failed\":true,";
   if (p.stage >= 0) {
     out += "\"stage\":";
     if (static_cast<std::size_t>(p.stage) < stage_names_.size()) {

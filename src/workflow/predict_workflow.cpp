@@ -8,6 +8,7 @@
 #include "newscls/progress.h"
 #include "newscls/request_stats.h"
 #include "newscls/workflow.h"
+#include "workflow/score_tally.h"
 
 namespace newscls {
 namespace {
@@ -28,6 +29,7 @@ void log_requests(const nlohmann::json& stats) {
 
 std::size_t run_predict(const PredictRequest& r) {
   const Bundle bundle = Bundle::open(r.model_dir);
+  require_classes(bundle);  // an encoder without a head said so only at its first batch: never for no titles
   auto model = load_classifier(bundle);
   model->set_threads(r.threads > 0 ? r.threads : default_thread_count());
   PredictionFormatter formatter(bundle.manifest().labels, r.format, r.top_k);
@@ -45,6 +47,7 @@ std::size_t run_predict(const PredictRequest& r) {
   std::string title, text;
   std::size_t total = 0;
   Progress progress("predict", 0);
+  ScoreTally tally;
   for (bool more = true; more;) {
     batch.clear();
     while (batch.size() < batch_size && (more = reader.next(title))) batch.push_back(title);
@@ -52,7 +55,10 @@ std::size_t run_predict(const PredictRequest& r) {
     check_interrupted();
     const std::vector<Prediction> predictions = predict_titles(*model, batch);
     text.clear();
-    for (std::size_t i = 0; i < batch.size(); ++i) formatter.append(text, batch[i], predictions[i]);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      formatter.append(text, batch[i], predictions[i]);
+      tally.add(predictions[i]);
+    }
     out.write(text);
     total += batch.size();
     progress.advance(batch.size());
@@ -60,6 +66,7 @@ std::size_t run_predict(const PredictRequest& r) {
   progress.finish();
   out.commit();
   log_requests(model->run_stats());
+  tally.warn_if_none_reach(r.min_score);
   spdlog::debug("predicted {} titles from {}", total, reader.path());
   return total;
 }

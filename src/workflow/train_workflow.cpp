@@ -100,13 +100,13 @@ Manifest manifest_for(const Classifier& model, const Splits& splits, const nlohm
   return manifest;
 }
 
-// By default every family is calibrated, except one whose predictions are paid requests (its
-// run_stats count "requests_sent": an LLM), where each dev title would cost a call;
-// calibrate=true fits it anyway. A family calibrated by its members (a cascade) has no fit of
-// its own.
+// By default every family is calibrated, except one whose predictions are paid requests (an
+// LLM), where each dev title would cost a call; calibrate=true fits it anyway. A family
+// calibrated by its members (a cascade) has no fit of its own.
 bool wants_calibration(CalibrateSetting setting, const Classifier& model, nlohmann::json& facts) {
-  if (setting == CalibrateSetting::kOff || find_family(model.family()).calibrated_by_members()) return false;
-  if (setting == CalibrateSetting::kAuto && model.run_stats().contains("requests_sent")) {
+  const Family& family = find_family(model.family());
+  if (setting == CalibrateSetting::kOff || family.calibrated_by_members()) return false;
+  if (setting == CalibrateSetting::kAuto && family.pays_per_prediction()) {
     facts["calibration_skipped"] = "each dev title would be a paid request; --set calibrate=true fits it";
     spdlog::info("calibration skipped: {}", facts["calibration_skipped"].get<std::string>());
     return false;

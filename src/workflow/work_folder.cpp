@@ -80,6 +80,14 @@ std::string refusal(const std::string& work_dir, const nlohmann::json& before, c
 
 void add_change(std::string& out, const std::string& key, const nlohmann::json& before, const nlohmann::json& now) {
   if (!out.empty()) out += ", ";
+  // A content hash names which input changed; its 64 digits say nothing else a user can use.
+  const std::string hash_suffix = "_sha256";
+  if (key.size() > hash_suffix.size() && key.compare(key.size() - hash_suffix.size(), hash_suffix.size(), hash_suffix) == 0 &&
+      before.is_string() && now.is_string()) {
+    out += key.substr(0, key.size() - hash_suffix.size()) + ": other content (sha256 " +
+           before.get<std::string>().substr(0, 12) + "... -> " + now.get<std::string>().substr(0, 12) + "...)";
+    return;
+  }
   out += key + " " + (before.is_null() ? "unset" : before.dump()) + " -> " + (now.is_null() ? "unset" : now.dump());
 }
 

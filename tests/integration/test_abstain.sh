@@ -62,7 +62,8 @@ PY
 
 # predict --min-score: abstains below it, answers above it.
 cut -f1 "$dir/data/test.txt" >"$dir/titles.txt"
-"$NEWSCLS_BIN" predict --model-dir "$dir/model" --input "$dir/titles.txt" --output "$dir/p.jsonl" --min-score 0.9
+"$NEWSCLS_BIN" predict --model-dir "$dir/model" --input "$dir/titles.txt" --output "$dir/p.jsonl" --min-score 0.9 2>"$dir/p.err"
+assert_not_contains "$dir/p.err" "above every score"
 "$NEWSCLS_BIN" predict --model-dir "$dir/model" --input "$dir/titles.txt" --output "$dir/p.tsv" --format tsv --min-score 0.9
 python3 - "$dir/p.jsonl" "$dir/p.tsv" <<'PY' || fail "predict --min-score"
 import json, sys
@@ -79,6 +80,12 @@ for p, t in zip(lines, tsv):
         assert p["label"] is not None and p["score"] >= 0.9, p
         assert t[1] == p["label"], (t, p)
 PY
+# A minimum no score reaches (calibrated scores stop short of 1) abstains on everything: said.
+above=$(python3 -c "import json,sys; print((1 + max(json.loads(l)['score'] for l in open(sys.argv[1]))) / 2)" "$dir/p.jsonl")
+"$NEWSCLS_BIN" predict --model-dir "$dir/model" --input "$dir/titles.txt" --output "$dir/none.jsonl" --min-score "$above" 2>"$dir/none.err"
+assert_contains "$dir/none.err" "is above every score of the 400 title(s)"
+"$NEWSCLS_BIN" eval --model-dir "$dir/model" --data "$dir/data" --min-score "$above" --out "$dir/none/metrics.json" >/dev/null 2>"$dir/none_eval.err"
+assert_contains "$dir/none_eval.err" "is above every score"
 # A blank line is abstained whatever the minimum score; the titles around it are answered.
 { head -n 1 "$dir/titles.txt"; printf '\n \t \n'; } >"$dir/blank.txt"
 "$NEWSCLS_BIN" predict --model-dir "$dir/model" --input "$dir/blank.txt" --output "$dir/blank.jsonl"

@@ -17,8 +17,11 @@ ft_acc=$(json_get "$dir/src/ft/metrics.json" "j['accuracy']")
 
 # Two members of one family are told apart by their folders (both were "fasttext").
 "$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/two_ft" --threads 1 \
-  --set "members=$dir/other_ft,$dir/src/ft" >/dev/null 2>"$dir/two.err" || { cat "$dir/two.err" >&2; fail "two fasttext members"; }
+  --set "members=$dir/other_ft,$dir/src/ft" >"$dir/two.out" 2>"$dir/two.err" || { cat "$dir/two.err" >&2; fail "two fasttext members"; }
 assert_eq "['fasttext (other_ft)', 'fasttext (ft)']" "$(json_get "$dir/two_ft/manifest.json" "j['training']['stages']")" "stage names"
+# No LLM member, no line of LLM calls (it said "requests sent (LLM calls) 0"; predict said nothing).
+assert_contains "$dir/two.out" "answered  share"
+if grep -q "requests sent" "$dir/two.out"; then fail "a cascade without an LLM printed its LLM calls"; fi
 
 # The default members (fasttext,bert) are looked for next to --out: absent here, an error names
 # the field and the member; then train with the LLM share capped.

@@ -81,6 +81,9 @@ assert_contains "$dir/err" "train --model bert --init hf:$dir/hf-mlm"
 printf '%s\t0\n' "央行宣布下调存款准备金率" >"$dir/labelled.txt"
 expect_exit 1 "$dir/err" "$bin" eval --model-dir "$dir/mlm" --input "$dir/labelled.txt"
 assert_contains "$dir/err" "--init hf:"
+: >"$dir/no_titles.txt"  # refused before any title: it "predicted" an empty file without a word
+expect_exit 1 "$dir/err" "$bin" predict --model-dir "$dir/mlm" --input "$dir/no_titles.txt" --output "$dir/none.jsonl"
+assert_contains "$dir/err" "--init hf:"
 expect_exit 1 "$dir/err" "$bin" eval --model-dir "$dir/mlm" --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
 assert_contains "$dir/err" "--init hf:"
 for method in quantize prune distill; do

@@ -2,22 +2,56 @@
 # serve with an llm bundle whose endpoint goes down after answering: a request whose titles
 # all fail is an error (500 prediction_failed), not 200 with "unknown" (the client would take
 # it for an answer; it was so once the server had answered this process before); predict says
-# the same. Titles already answered still come from the cache. /metrics counts the LLM's
-# requests, cache hits and failed titles.
+# the same. Judged per request: a lone failing title is 500 even when another client's answered
+# title shares its micro-batch (it was 200 "unknown" then); among answered titles of its own
+# request it reads "unknown" with "failed": true, in predict too. Titles already answered
+# still come from the cache. /metrics counts the LLM's requests, cache hits and failed titles.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 dir=$(scratch)
 llm_slice "$dir/data" 500
+failing="一个端点总是失败的标题"
+printf '{"%s": "500"}' "$failing" >"$dir/script.json"
 start_llm_server "$dir" --truth "$dir/data/test.txt" --truth "$dir/data/dev.txt" --truth "$dir/data/train.txt" \
-  --classes "$dir/data/class.txt"
+  --classes "$dir/data/class.txt" --script "$dir/script.json"
 "$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/llm" --set "base_url=$LLM_URL" \
   --set "cache_path=$dir/cache.sqlite" --set max_retries=1 --set timeout_s=2 >/dev/null 2>"$dir/err" ||
   { cat "$dir/err" >&2; fail "llm training"; }
-start_server "$dir/serve.log" --model-dir "$dir/llm"
-first=$(sed -n 1p "$dir/data/train.txt" | cut -f1)  # not asked by train: this process asks it
+start_server "$dir/serve.log" --model-dir "$dir/llm" --max-wait-ms 500
+for i in 1 2 3 4; do  # train titles: not asked by train, so this process asks them
+  title[i]=$(sed -n "${i}p" "$dir/data/train.txt" | cut -f1)
+done
+first=${title[1]}
 post_json 200 "$dir/ok.json" "{\"titles\":[\"$first\"]}"
 assert_eq True "$(json_get "$dir/ok.json" 'j["results"][0]["label_id"] >= 0')" "an answer while the endpoint is up"
+
+post_json 500 "$dir/alone.json" "{\"titles\":[\"$failing\"]}"
+assert_contains "$dir/alone.json" "prediction_failed"
+# Two clients at once, gathered into one micro-batch (max-wait 500 ms): only the failing one fails.
+post_json 500 "$dir/shared_fail.json" "{\"titles\":[\"$failing\"]}" &
+failing_client=$!
+post_json 200 "$dir/shared_ok.json" "{\"titles\":[\"${title[2]}\"]}"
+wait "$failing_client" || fail "a lone failing title that shared its micro-batch was not answered 500"
+assert_eq True "$(json_get "$dir/shared_ok.json" 'j["results"][0]["label_id"] >= 0')" "the other client's answer"
+call 200 "$dir/batches.txt" GET /metrics
+one=$(sed -n 's/^newscls_batch_size_bucket{model="llm",le="1"} //p' "$dir/batches.txt")
+two=$(sed -n 's/^newscls_batch_size_bucket{model="llm",le="2"} //p' "$dir/batches.txt")
+[[ -n $one && $two == $((one + 1)) ]] ||
+  { grep newscls_batch_size "$dir/batches.txt" >&2; fail "the two clients' titles did not share a batch"; }
+post_json 200 "$dir/mixed.json" "{\"titles\":[\"$failing\",\"${title[3]}\"]}"
+assert_eq "unknown True None True" \
+  "$(json_get "$dir/mixed.json" '*[j["results"][0]["label"], j["results"][0].get("failed"), j["results"][1].get("failed"), j["results"][1]["label_id"] >= 0]')" \
+  "a failed title among answered ones of its request"
+printf '%s\n%s\n' "$failing" "${title[4]}" >"$dir/mixed.txt"
+"$NEWSCLS_BIN" predict --model-dir "$dir/llm" --input "$dir/mixed.txt" --output "$dir/mixed.jsonl" 2>"$dir/mixed.err" ||
+  { cat "$dir/mixed.err" >&2; fail "predict with one failing title"; }
+python3 - "$dir/mixed.jsonl" <<'PY' || { cat "$dir/mixed.jsonl" >&2; fail "predict marks the failed title alone"; }
+import json, sys
+r = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
+assert r[0]["label"] == "unknown" and r[0]["failed"] is True, r[0]
+assert "failed" not in r[1] and r[1]["label_id"] >= 0, r[1]
+PY
 stop_llm_server
 post_json 500 "$dir/down.json" '{"titles":["一个从未问过的新标题"]}'
 assert_contains "$dir/down.json" "prediction_failed"
@@ -31,9 +65,10 @@ for line in open(sys.argv[1]):
     if line.startswith("newscls_llm_") and '{model="llm"}' in line:
         name, value = line.split('{model="llm"} ')
         values[name] = float(value)
-# the first title: 1 request; the new one during the outage: 2 (max_retries 1), failed
-assert values["newscls_llm_requests_total"] == 3, values
-assert values["newscls_llm_failed_titles_total"] == 1, values
+# 1 request for each answered title (3), 2 (max_retries 1) for each failed one: the failing
+# title three times, the new one during the outage once
+assert values["newscls_llm_requests_total"] == 11, values
+assert values["newscls_llm_failed_titles_total"] == 4, values
 assert values["newscls_llm_cache_hits_total"] == 1, values
 assert values["newscls_llm_cost_usd_total"] > 0, values
 PY

@@ -10,7 +10,8 @@ start_llm_server() {
   python3 "$NEWSCLS_SOURCE_DIR/tests/llm_server/fake_llm_server.py" --port-file "$dir/port" "$@" \
     >"$dir/server.out" 2>"$dir/server.err" &
   LLM_SERVER_PID=$!
-  trap 'kill "$LLM_SERVER_PID" 2>/dev/null || true' EXIT
+  # serve_lib.sh's trap too, which this one replaces: a failed serve test leaves no server behind
+  trap 'kill "$LLM_SERVER_PID" 2>/dev/null || true; ! declare -F stop_leftover_server >/dev/null || stop_leftover_server' EXIT
   local i
   for i in $(seq 200); do
     [[ -s "$dir/port" ]] && break

@@ -63,6 +63,23 @@ TEST(Calibration, SelectiveAndRiskCoverage) {
   EXPECT_DOUBLE_EQ(curve[3].coverage, 1.0);
 }
 
+// Titles of one score cut by a coverage point count by their share, whatever their order in the
+// file (the first points of fasttext's curve moved with the file's order: many titles share its
+// highest calibrated score).
+TEST(Calibration, RiskCoverageTiesDoNotDependOnOrder) {
+  // 0.9 right; then four tied at 0.8, two right; the 2-of-5 point cuts the tie after one of them.
+  const std::vector<int> truth{0, 0, 0, 0, 0};
+  const std::vector<float> scores{0.9f, 0.8f, 0.8f, 0.8f, 0.8f};
+  const std::vector<CoveragePoint> a = risk_coverage(truth, {0, 0, 0, 1, 1}, scores, 5);
+  const std::vector<CoveragePoint> b = risk_coverage(truth, {0, 1, 1, 0, 0}, scores, 5);
+  ASSERT_EQ(a.size(), 5u);
+  ASSERT_EQ(b.size(), 5u);
+  for (std::size_t k = 0; k < a.size(); ++k) EXPECT_DOUBLE_EQ(a[k].accuracy, b[k].accuracy) << k;
+  EXPECT_DOUBLE_EQ(a[0].accuracy, 1.0);
+  EXPECT_DOUBLE_EQ(a[1].accuracy, 1.5 / 2);  // the one above, and half a right one of the four
+  EXPECT_DOUBLE_EQ(a[4].accuracy, 3.0 / 5);
+}
+
 // A reply naming no class is not an answer, even at a minimum score of 0 (it was counted as
 // answered and wrong, and written as the label "unknown" with abstained false).
 TEST(Calibration, UnknownAnswerIsNeverAnswered) {
