@@ -90,7 +90,6 @@ std::set<std::string> weights_of(const torch::nn::Module& model, bool embeddings
   return names;
 }
 
-
 }  // namespace
 
 bool has_int8_weights(const Bundle& bundle) { return bundle.manifest().payloads.count(kInt8Payload) > 0; }

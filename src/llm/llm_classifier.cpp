@@ -179,6 +179,7 @@ std::vector<Prediction> LlmClassifier::predict_batch(const std::vector<std::stri
   std::vector<Pending> pending;
   std::unordered_map<std::string, std::size_t> pending_of_key;
   ResponseCache* responses = nullptr;
+  bool from_cache = false;
   for (std::size_t row = 0; row < titles.size(); ++row) {
     if (is_blank_title(titles[row])) {
       ++stats_.empty_titles;
@@ -196,18 +197,18 @@ std::vector<Prediction> LlmClassifier::predict_batch(const std::vector<std::stri
       if (auto hit = responses->get(key)) {
         out[row] = prediction_for(hit->content);
         ++stats_.cache_hits;
-        answered_any_ = true;  // the same request was answered before
+        answered_any_ = from_cache = true;  // the same request was answered before
         continue;
       }
     }
     pending_of_key.emplace(key, pending.size());
     pending.push_back({std::move(key), std::move(body), {row}, titles[row]});
   }
-  if (!pending.empty()) ask(pending, out);
+  if (!pending.empty()) ask(pending, out, from_cache);
   return out;
 }
 
-void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Prediction>& out) {
+void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Prediction>& out, bool answered) {
   RequestEngine& requests = engine();
   spdlog::debug("llm: asking {} for {} titles, {} in flight", config_.chat_url(), pending.size(),
                 config_.concurrency);
@@ -216,8 +217,9 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
   for (const Pending& p : pending) bodies.push_back(p.body);
   ResponseCache* responses = cache();
 
-  bool answered_now = false;
-  std::size_t refused = 0;
+  // Whether the endpoint is answering: a reply, a refusal of one title or a cached answer in this
+  // call says so, and the titles that still got nothing are failed titles, not an outage.
+  bool answered_now = answered;
   // Why each title's last reply was unusable, when it was a 2xx whose body was malformed: the
   // engine knows only its status, and "HTTP 200 after 6 attempt(s)" reads as if 200 failed.
   std::vector<std::string> malformed(pending.size());
@@ -230,7 +232,7 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
       case Outcome::kRetryable: return Verdict::kRetry;
       case Outcome::kFatal:
         if (!answered_any_ || !refuses_one_request(result)) throw fatal_error(result, fatal_context_);
-        ++refused;
+        answered_now = true;
         refused_job[job] = 1;
         spdlog::warn("llm: the server refused the title '{}' ({}: {}); it is predicted unknown and not cached",
                      pending[job].title, describe(result), server_said(result, fatal_context_));
@@ -257,19 +259,22 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
   auto on_give_up = [&](std::size_t job, std::string why) {
     if (!malformed[job].empty()) why = malformed[job] + " after " + std::to_string(attempts[job]) + " attempt(s)";
     spdlog::warn("llm: giving up on the title '{}': {}", pending[job].title, why);
-    stats_.failed_titles += pending[job].rows.size();
-    // A refusal is the server's answer for this title; anything else is no answer at all.
-    if (!refused_job[job]) {
-      for (std::size_t row : pending[job].rows) out[row].failed = true;
+    // A refusal is the server's answer for this title (asking again would not help); anything
+    // else is no answer at all.
+    if (refused_job[job]) {
+      stats_.refused_titles += pending[job].rows.size();
+      return;
     }
+    stats_.failed_titles += pending[job].rows.size();
+    for (std::size_t row : pending[job].rows) out[row].failed = true;
     ++given_up;
     last_failure = why;
   };
   requests.run(bodies, on_result, on_give_up, counters_);
-  // A server that did not answer (down, wrong port; or gone since an earlier batch, as serve
-  // sees it) is an error, not titles to answer "unknown"; titles it refused one by one are.
-  if (!answered_now && given_up > refused) {
-    throw HttpError(0, "no answer from " + config_.chat_url() + ": all " + std::to_string(given_up - refused) +
+  // A server that answered nothing of this call (down, wrong port; or gone since an earlier
+  // batch, as serve sees it) is an error, not titles to answer "unknown".
+  if (!answered_now && given_up > 0) {
+    throw HttpError(0, "no answer from " + config_.chat_url() + ": all " + std::to_string(given_up) +
                            " requests failed (last: " + last_failure + ")");
   }
 }

@@ -54,7 +54,8 @@ class LlmClassifier : public Classifier {
   ResponseCache* cache();
   RequestEngine& engine();
   Prediction prediction_for(const std::string& content);
-  void ask(const std::vector<Pending>& pending, std::vector<Prediction>& out);
+  // answered: whether a title of this call was answered already (from the cache).
+  void ask(const std::vector<Pending>& pending, std::vector<Prediction>& out, bool answered);
 
   LlmConfig config_;
   nlohmann::json config_json_ = nlohmann::json::object();

@@ -37,6 +37,7 @@ nlohmann::json RunStats::to_json(const Prices& prices) const {
       {"duplicate_titles", duplicate_titles},
       {"unknown_replies", unknown_replies},
       {"failed_titles", failed_titles},
+      {"refused_titles", refused_titles},
       {"empty_titles", empty_titles},
       {"prompt_tokens", usage.prompt_tokens},
       {"completion_tokens", usage.completion_tokens},

@@ -40,7 +40,8 @@ struct RunStats {
   std::size_t cache_hits = 0;        // titles answered from the response cache
   std::size_t duplicate_titles = 0;  // repeats of a title in the same batch, asked once
   std::size_t unknown_replies = 0;   // replies that map to no class
-  std::size_t failed_titles = 0;     // retries exhausted: predicted unknown, not cached
+  std::size_t failed_titles = 0;     // retries exhausted: predicted unknown (failed), not cached
+  std::size_t refused_titles = 0;    // refused by the server one by one (a 400): unknown, not cached
   std::size_t empty_titles = 0;      // nothing to ask: predicted unknown
   Usage usage;
   std::vector<double> latencies_ms;  // of each answered request

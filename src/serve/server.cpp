@@ -362,9 +362,11 @@ void Server::Impl::classify(const httplib::Request& req, httplib::Response& res,
       throw ApiError(500, "prediction_failed", "the model failed on this batch");
     }
     // Judged per request, not per batch: whether a client's lone failed title reads as an
-    // error must not depend on whose titles shared its batch.
+    // error must not depend on whose titles shared its batch (blank titles ask nothing).
     const auto failed = [](const Prediction& p) { return p.failed; };
-    if (std::all_of(predictions.begin(), predictions.end(), failed)) {
+    const auto unanswered = [](const Prediction& p) { return p.failed || p.abstained; };
+    if (std::any_of(predictions.begin(), predictions.end(), failed) &&
+        std::all_of(predictions.begin(), predictions.end(), unanswered)) {
       throw ApiError(500, "prediction_failed", "no title of this request got an answer from the model");
     }
     res.set_content(classify_body(model.name_json(), predictions, model.labels(), model.stage_names(), request.top_k), kJson);

@@ -13,8 +13,8 @@
 namespace newscls {
 namespace {
 
-// What train and eval print for a model that sends requests: a paid run's calls and cost, and
-// the titles no reply answered (they read "unknown" like a reply that named no class).
+// What predict prints for a model that sends requests: a paid run's calls and cost, and the
+// titles no reply answered (they read "unknown", marked "failed": true in JSONL).
 void log_requests(const nlohmann::json& stats) {
   if (!sends_requests(stats)) return;  // a cascade without an LLM member says nothing
   spdlog::info("{}", requests_line(stats));

@@ -84,8 +84,8 @@ void add_change(std::string& out, const std::string& key, const nlohmann::json& 
   const std::string hash_suffix = "_sha256";
   if (key.size() > hash_suffix.size() && key.compare(key.size() - hash_suffix.size(), hash_suffix.size(), hash_suffix) == 0 &&
       before.is_string() && now.is_string()) {
-    out += key.substr(0, key.size() - hash_suffix.size()) + ": other content (sha256 " +
-           before.get<std::string>().substr(0, 12) + "... -> " + now.get<std::string>().substr(0, 12) + "...)";
+    out += key.substr(0, key.size() - hash_suffix.size()) + ": other content, sha256 " +
+           before.get<std::string>().substr(0, 12) + "... -> " + now.get<std::string>().substr(0, 12) + "...";
     return;
   }
   out += key + " " + (before.is_null() ? "unset" : before.dump()) + " -> " + (now.is_null() ? "unset" : now.dump());

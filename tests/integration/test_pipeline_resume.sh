@@ -47,7 +47,7 @@ cp -r "$data" "$dir/data2"
 printf '一个新加的训练标题\t0\n' >>"$dir/data2/train.txt"
 expect_exit 2 "$dir/err7b" "$NEWSCLS_BIN" train --model bert --data "$dir/data2" --out "$dir/run/bert" --threads 1 --resume \
   "${bare[@]}" --set lr=2e-4
-assert_contains "$dir/err7b" "other settings (data: other content (sha256 "
+assert_contains "$dir/err7b" "other settings (data: other content, sha256 "
 # Keys that change how it runs, not what it learns, may differ on resume.
 "$NEWSCLS_BIN" train --model bert --data "$data" --out "$dir/run/bert" --threads 1 --resume "${bare[@]}" \
   --set lr=2e-4 --set max_threads=2 --set predict_batch_size=7 >/dev/null 2>"$dir/err8" \

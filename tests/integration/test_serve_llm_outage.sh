@@ -39,6 +39,19 @@ one=$(sed -n 's/^newscls_batch_size_bucket{model="llm",le="1"} //p' "$dir/batche
 two=$(sed -n 's/^newscls_batch_size_bucket{model="llm",le="2"} //p' "$dir/batches.txt")
 [[ -n $one && $two == $((one + 1)) ]] ||
   { grep newscls_batch_size "$dir/batches.txt" >&2; fail "the two clients' titles did not share a batch"; }
+# A cached answer is an answer too: its client is not failed for a batch-mate's failing title
+# (the batch, with no reply received, was an outage: 500 for both), nor is its own request.
+post_json 500 "$dir/shared_fail2.json" "{\"titles\":[\"$failing\"]}" &
+failing_client=$!
+post_json 200 "$dir/shared_cached.json" "{\"titles\":[\"$first\"]}"
+wait "$failing_client" || fail "a lone failing title beside a cached one was not answered 500"
+call 200 "$dir/batches2.txt" GET /metrics
+one=$(sed -n 's/^newscls_batch_size_bucket{model="llm",le="1"} //p' "$dir/batches2.txt")
+two=$(sed -n 's/^newscls_batch_size_bucket{model="llm",le="2"} //p' "$dir/batches2.txt")
+[[ $two == $((one + 2)) ]] || { grep newscls_batch_size "$dir/batches2.txt" >&2; fail "the cached and failing titles did not share a batch"; }
+post_json 200 "$dir/cached_mixed.json" "{\"titles\":[\"$first\",\"$failing\"]}"
+assert_eq "True True" "$(json_get "$dir/cached_mixed.json" '*[j["results"][0]["label_id"] >= 0, j["results"][1]["failed"]]')" \
+  "a cached title and a failing one in one request"
 post_json 200 "$dir/mixed.json" "{\"titles\":[\"$failing\",\"${title[3]}\"]}"
 assert_eq "unknown True None True" \
   "$(json_get "$dir/mixed.json" '*[j["results"][0]["label"], j["results"][0].get("failed"), j["results"][1].get("failed"), j["results"][1]["label_id"] >= 0]')" \
@@ -52,6 +65,11 @@ r = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
 assert r[0]["label"] == "unknown" and r[0]["failed"] is True, r[0]
 assert "failed" not in r[1] and r[1]["label_id"] >= 0, r[1]
 PY
+# Asked again, as the warning says: the answered title now comes from the cache, and the title
+# that fails again is marked again (it was "no answer from ...", exit 1, nothing written).
+"$NEWSCLS_BIN" predict --model-dir "$dir/llm" --input "$dir/mixed.txt" --output "$dir/again.jsonl" 2>"$dir/again.err" ||
+  { cat "$dir/again.err" >&2; fail "predict again with the failing title"; }
+assert_eq 1 "$(grep -c '"failed":true' "$dir/again.jsonl")" "the failing title marked on the rerun"
 stop_llm_server
 post_json 500 "$dir/down.json" '{"titles":["一个从未问过的新标题"]}'
 assert_contains "$dir/down.json" "prediction_failed"
@@ -66,10 +84,10 @@ for line in open(sys.argv[1]):
         name, value = line.split('{model="llm"} ')
         values[name] = float(value)
 # 1 request for each answered title (3), 2 (max_retries 1) for each failed one: the failing
-# title three times, the new one during the outage once
-assert values["newscls_llm_requests_total"] == 11, values
-assert values["newscls_llm_failed_titles_total"] == 4, values
-assert values["newscls_llm_cache_hits_total"] == 1, values
+# title five times, the new one during the outage once
+assert values["newscls_llm_requests_total"] == 15, values
+assert values["newscls_llm_failed_titles_total"] == 6, values
+assert values["newscls_llm_cache_hits_total"] == 3, values
 assert values["newscls_llm_cost_usd_total"] > 0, values
 PY
 stop_server TERM
