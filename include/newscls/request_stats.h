@@ -12,6 +12,10 @@ namespace newscls {
 // Whether these run_stats are of a model that sends requests (an LLM, a cascade with one): a
 // cascade without an LLM member counts 0 requests and keeps no cache hits.
 bool sends_requests(const nlohmann::json& run_stats);
+// The counts of an LLM's run_stats that add up over models: a cascade sums its members' (and
+// serve's /metrics shows each, with cost_usd).
+inline constexpr const char* kRequestCounts[] = {"requests_sent",   "retries",       "cache_hits",
+                                                 "unknown_replies", "failed_titles", "refused_titles"};
 // run_stats holds "requests_sent".
 std::string requests_line(const nlohmann::json& run_stats);
 

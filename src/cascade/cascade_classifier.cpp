@@ -10,6 +10,7 @@
 #include "newscls/config.h"
 #include "newscls/error.h"
 #include "newscls/registry.h"
+#include "newscls/request_stats.h"
 #include "newscls/sha256.h"
 #include "workflow/calibration.h"
 
@@ -356,7 +357,7 @@ nlohmann::json CascadeClassifier::run_stats() const {
     const nlohmann::json stats = members_[m].model ? members_[m].model->run_stats() : nlohmann::json::object();
     j["members"].push_back({{"family", members_[m].family}, {"answered", answered_[m]}, {"run_stats", stats}});
     j["cost_usd"] = j["cost_usd"].get<double>() + stats.value("cost_usd", 0.0);
-    for (const char* key : {"requests_sent", "retries", "cache_hits", "unknown_replies", "failed_titles", "refused_titles"}) {
+    for (const char* key : kRequestCounts) {
       if (stats.contains(key)) j[key] = j.value(key, 0LL) + stats[key].get<long long>();
     }
   }

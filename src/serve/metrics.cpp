@@ -82,6 +82,7 @@ struct RequestCounter {
   const char* name;
   const char* help;
 };
+// kRequestCounts (request_stats.h), each with its metric, and the cost.
 constexpr RequestCounter kRequestCounters[] = {
     {"requests_sent", "newscls_llm_requests_total", "LLM API requests sent (retries included), by model."},
     {"retries", "newscls_llm_retries_total", "LLM requests sent again after a failure, by model."},
