@@ -108,6 +108,10 @@ class Classifier {
   virtual std::vector<Prediction> predict_batch(const std::vector<std::string>& titles) = 0;
   virtual std::size_t preferred_batch_size() const { return 1024; }
   virtual void set_threads(int threads) {}
+  // A call in which an LLM endpoint answered nothing at all throws (an outage: predict stops
+  // rather than write "unknown" everywhere). After this, such titles come back marked `failed`
+  // instead, for the caller to judge: serve each request, a cascade by its earlier members.
+  virtual void tolerate_outages() {}
 
   virtual void save(BundleWriter& bundle) const = 0;
   virtual void load(const Bundle& bundle) = 0;

@@ -126,6 +126,12 @@ class CascadeClassifier final : public Classifier {
       if (m.model) m.model->set_threads(threads);  // a member still loading gets them in model()
     }
   }
+  void tolerate_outages() override {
+    tolerate_outages_ = true;
+    for (Member& m : members_) {
+      if (m.model) adopt(*m.model);
+    }
+  }
   void save(BundleWriter& bundle) const override;
   void load(const Bundle& bundle) override;
   nlohmann::json run_stats() const override;
@@ -135,6 +141,7 @@ class CascadeClassifier final : public Classifier {
   void open_members(const std::vector<std::string>& dirs, const std::vector<std::string>* labels,
                     bool in_background = false);
   Classifier& model(std::size_t m);
+  void adopt(Classifier& member) const;
   MemberAnswers answers_on(Member& m, const Dataset& dev, std::vector<std::vector<float>>& joint) const;
   bool product() const { return product_; }
 
@@ -144,6 +151,8 @@ class CascadeClassifier final : public Classifier {
   std::vector<double> thresholds_;
   std::vector<std::size_t> answered_;
   int threads_ = 1;
+  bool tolerate_outages_ = false;
+  bool choosing_thresholds_ = false;
 };
 
 // Every member's bundle is opened (and verified) here; with in_background the models after
@@ -164,7 +173,7 @@ void CascadeClassifier::open_members(const std::vector<std::string>& dirs, const
       m.loading = std::async(std::launch::async, [b = std::move(bundle)] { return load_classifier(b); });
     } else {
       m.model = load_classifier(bundle);
-      m.model->set_threads(threads_);
+      adopt(*m.model);
     }
     members_.push_back(std::move(m));
   }
@@ -175,9 +184,18 @@ Classifier& CascadeClassifier::model(std::size_t m) {
   Member& member = members_[m];
   if (!member.model) {
     member.model = member.loading.get();  // rethrows the loading thread's error
-    member.model->set_threads(threads_);
+    adopt(*member.model);
   }
   return *member.model;
+}
+
+// With combine=product a title whose LLM requests all failed is answered by the earlier members'
+// product, as an unknown reply is, so an LLM outage never stops the cascade's predictions; with
+// combine=last it stays failed, and whoever asked the cascade judges it as it would the LLM's
+// own. Thresholds are never chosen through an outage: train keeps the member's own rule.
+void CascadeClassifier::adopt(Classifier& member) const {
+  member.set_threads(threads_);
+  if (!choosing_thresholds_ && (product() || tolerate_outages_)) member.tolerate_outages();
 }
 
 // joint: per dev title, the product of the earlier members' probabilities (combine=product).
@@ -239,6 +257,7 @@ nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
   for (std::string& dir : dirs) dir = resolve_member(dir, ctx.work_dir);
   check_distinct(dirs);
   refuse_output_over_members(dirs, ctx.out_dir);
+  choosing_thresholds_ = true;
   open_members(dirs, &ctx.labels->names);
   std::vector<MemberAnswers> dev;
   std::vector<std::vector<float>> joint;
@@ -247,6 +266,8 @@ nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
     spdlog::info("cascade: {} ({}) on dev", m.dir, m.family);
     dev.push_back(answers_on(m, *ctx.dev, joint));
   }
+  choosing_thresholds_ = false;
+  for (Member& m : members_) adopt(*m.model);  // train's test figures are predictions like any
   facts["stages"] = member_stage_names(members_);
   const ThresholdChoice choice = choose_thresholds(dev, config_["last_share"].get<double>(),
                                                    config_["candidates"].get<int>(), config_["slack"].get<double>());

@@ -314,7 +314,7 @@ void RequestEngine::give_up(Queue& queue, std::size_t job, const HttpResult& res
   if (++queue.consecutive_give_ups >= options_.max_consecutive_failures) {
     // A success the caller retried had a body it could not use.
     const std::string last = classify(result) == Outcome::kSuccess ? "a malformed reply" : describe(result);
-    throw HttpError(static_cast<int>(result.status),
+    throw EndpointDownError(static_cast<int>(result.status),
                     "stopping: " + std::to_string(queue.consecutive_give_ups) +
                         " titles in a row failed (last: " + last + " from " + options_.url +
                         ", after up to " + std::to_string(options_.max_retries) +

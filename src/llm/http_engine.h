@@ -8,7 +8,7 @@
 // request for good), or throws to stop the run: nothing new starts, the transfers in flight
 // are let finish (within the timeout) and handed to on_result, whose verdicts and throws no
 // longer count, and then run() rethrows the first error. After max_consecutive_failures
-// give-ups in a row with no success the engine stops the same way with HttpError: the
+// give-ups in a row with no success the engine stops the same way with EndpointDownError: the
 // endpoint is down, not one title. Connections are kept alive between run() calls. Checks for
 // SIGINT while waiting; SIGINT abandons the transfers in flight at once.
 //
@@ -44,6 +44,12 @@ struct EngineOptions {
 };
 
 enum class Verdict { kDone, kRetry, kGiveUp };
+
+// max_consecutive_failures titles in a row given up: the endpoint, not a title, is at fault.
+class EndpointDownError : public HttpError {
+ public:
+  using HttpError::HttpError;
+};
 
 struct EngineCounters {
   std::size_t requests_sent = 0;

@@ -21,6 +21,9 @@ namespace {
 constexpr const char* kPromptPayload = "prompt.json";
 constexpr const char* kPromptFormat = "newscls-llm-prompt";
 constexpr int kPromptFormatVersion = 1;
+// Titles with no answer in a row after which an endpoint tolerated down is paused: as many as
+// stop a run that does not tolerate it (the engine's own count, within one call).
+const std::size_t kFailedInARow = static_cast<std::size_t>(EngineOptions{}.max_consecutive_failures);
 
 nlohmann::json prompt_to_json(const Prompt& p) {
   nlohmann::json labels = nlohmann::json::array();
@@ -204,8 +207,33 @@ std::vector<Prediction> LlmClassifier::predict_batch(const std::vector<std::stri
     pending_of_key.emplace(key, pending.size());
     pending.push_back({std::move(key), std::move(body), {row}, titles[row]});
   }
-  if (!pending.empty()) ask(pending, out, from_cache);
+  if (pending.empty()) return out;
+  if (endpoint_paused()) {
+    for (const Pending& p : pending) fail(p, out);
+  } else {
+    ask(pending, out, from_cache);
+  }
   return out;
+}
+
+void LlmClassifier::fail(const Pending& pending, std::vector<Prediction>& out) {
+  stats_.failed_titles += pending.rows.size();
+  for (std::size_t row : pending.rows) out[row].failed = true;
+}
+
+bool LlmClassifier::endpoint_paused() const {
+  return tolerate_outages_ && std::chrono::steady_clock::now() < paused_until_;
+}
+
+void LlmClassifier::count_failed_in_a_row(std::size_t failed, bool replied, const std::string& why) {
+  failed_in_a_row_ = replied ? 0 : failed_in_a_row_ + failed;
+  if (failed_in_a_row_ < kFailedInARow) return;
+  spdlog::warn("llm: {} titles in a row got no answer from {} (last: {}); asking it nothing for {:g} s "
+               "(backoff_max_s): their titles fail at once",
+               failed_in_a_row_, config_.chat_url(), why, config_.backoff_max_s);
+  paused_until_ = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(config_.backoff_max_s));
+  failed_in_a_row_ = kFailedInARow - 1;  // after the pause, one title more with no answer pauses it again
 }
 
 void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Prediction>& out, bool answered) {
@@ -220,6 +248,8 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
   // Whether the endpoint is answering: a reply, a refusal of one title or a cached answer in this
   // call says so, and the titles that still got nothing are failed titles, not an outage.
   bool answered_now = answered;
+  bool replied = false;  // by the endpoint itself in this call: a reply or a refusal
+  std::vector<char> settled(pending.size(), 0);
   // Why each title's last reply was unusable, when it was a 2xx whose body was malformed: the
   // engine knows only its status, and "HTTP 200 after 6 attempt(s)" reads as if 200 failed.
   std::vector<std::string> malformed(pending.size());
@@ -232,7 +262,7 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
       case Outcome::kRetryable: return Verdict::kRetry;
       case Outcome::kFatal:
         if (!answered_any_ || !refuses_one_request(result)) throw fatal_error(result, fatal_context_);
-        answered_now = true;
+        answered_now = replied = true;
         refused_job[job] = 1;
         spdlog::warn("llm: the server refused the title '{}' ({}: {}); it is predicted unknown and not cached",
                      pending[job].title, describe(result), server_said(result, fatal_context_));
@@ -246,7 +276,8 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
       malformed[job] = "a malformed reply (" + why + ")";
       return Verdict::kRetry;
     }
-    answered_any_ = answered_now = true;
+    answered_any_ = answered_now = replied = true;
+    settled[job] = 1;
     stats_.usage += reply.usage;
     stats_.latencies_ms.push_back(result.latency_ms);
     // An empty reply is no answer to keep: a rerun asks again rather than reading it back.
@@ -257,6 +288,7 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
   std::size_t given_up = 0;
   std::string last_failure;
   auto on_give_up = [&](std::size_t job, std::string why) {
+    settled[job] = 1;
     if (!malformed[job].empty()) why = malformed[job] + " after " + std::to_string(attempts[job]) + " attempt(s)";
     spdlog::warn("llm: giving up on the title '{}': {}", pending[job].title, why);
     // A refusal is the server's answer for this title (asking again would not help); anything
@@ -265,15 +297,30 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
       stats_.refused_titles += pending[job].rows.size();
       return;
     }
-    stats_.failed_titles += pending[job].rows.size();
-    for (std::size_t row : pending[job].rows) out[row].failed = true;
+    fail(pending[job], out);
     ++given_up;
     last_failure = why;
   };
-  requests.run(bodies, on_result, on_give_up, counters_);
+  try {
+    requests.run(bodies, on_result, on_give_up, counters_);
+  } catch (const EndpointDownError& e) {
+    if (!tolerate_outages_) throw;
+    // The engine stopped asking: the titles it had not settled got no answer either.
+    for (std::size_t job = 0; job < pending.size(); ++job) {
+      if (settled[job]) continue;
+      if (refused_job[job]) {  // refused as the stop came: the server's answer all the same
+        stats_.refused_titles += pending[job].rows.size();
+        continue;
+      }
+      fail(pending[job], out);
+      ++given_up;
+    }
+    if (last_failure.empty()) last_failure = e.what();
+  }
+  if (tolerate_outages_) count_failed_in_a_row(given_up, replied, last_failure);
   // A server that answered nothing of this call (down, wrong port; or gone since an earlier
-  // batch, as serve sees it) is an error, not titles to answer "unknown".
-  if (!answered_now && given_up > 0) {
+  // batch) is an error, not titles to answer "unknown", unless the caller judges failed titles.
+  if (!answered_now && given_up > 0 && !tolerate_outages_) {
     throw HttpError(0, "no answer from " + config_.chat_url() + ": all " + std::to_string(given_up) +
                            " requests failed (last: " + last_failure + ")");
   }

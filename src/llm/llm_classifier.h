@@ -12,6 +12,7 @@
 //   nlohmann::json stats = model.run_stats();   // requests, retries, cache hits, cost...
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,7 @@ class LlmClassifier : public Classifier {
   nlohmann::json train(const TrainContext& ctx) override;
   std::vector<Prediction> predict_batch(const std::vector<std::string>& titles) override;
   std::size_t preferred_batch_size() const override;
+  void tolerate_outages() override { tolerate_outages_ = true; }
   void save(BundleWriter& bundle) const override;
   void load(const Bundle& bundle) override;
   nlohmann::json run_stats() const override;
@@ -56,6 +58,12 @@ class LlmClassifier : public Classifier {
   Prediction prediction_for(const std::string& content);
   // answered: whether a title of this call was answered already (from the cache).
   void ask(const std::vector<Pending>& pending, std::vector<Prediction>& out, bool answered);
+  void fail(const Pending& pending, std::vector<Prediction>& out);
+  // Tolerating outages (serve, a cascade): after kFailedInARow titles with no answer, the
+  // endpoint is taken for down and asked nothing for backoff_max_s (its titles fail at once,
+  // not after every retry); then one title more with no answer takes it for down again.
+  bool endpoint_paused() const;
+  void count_failed_in_a_row(std::size_t failed, bool answered, const std::string& why);
 
   LlmConfig config_;
   nlohmann::json config_json_ = nlohmann::json::object();
@@ -67,6 +75,9 @@ class LlmClassifier : public Classifier {
   RunStats stats_;
   EngineCounters counters_;
   bool answered_any_ = false;  // a 400 before any answer is the config's fault, not a title's
+  bool tolerate_outages_ = false;
+  std::size_t failed_in_a_row_ = 0;
+  std::chrono::steady_clock::time_point paused_until_{};
 };
 
 }  // namespace newscls::llm

@@ -79,6 +79,7 @@ ServedModel::ServedModel(std::string name, std::unique_ptr<Classifier> classifie
       description_(describe(name_, classifier->family(), manifest)),
       classifier_(std::move(classifier)) {
   classifier_->set_threads(settings.threads);
+  classifier_->tolerate_outages();  // failed titles are judged per request (Server::classify)
   Classifier* model = classifier_.get();
   MicroBatcher::BatchFn on_batch;
   if (metrics) on_batch = [metrics, n = name_](std::size_t titles) { metrics->record_batch(n, titles); };

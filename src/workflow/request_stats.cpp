@@ -14,6 +14,9 @@ std::string requests_line(const nlohmann::json& run_stats) {
   for (const char* key : {"cache_hits", "retries", "unknown_replies"}) {
     if (run_stats.contains(key)) line += std::string("   ") + key + " " + run_stats[key].dump();
   }
+  for (const char* key : {"failed_titles", "refused_titles"}) {  // rare: said when there are some
+    if (run_stats.value(key, 0) > 0) line += std::string("   ") + key + " " + run_stats[key].dump();
+  }
   char cost[64];
   std::snprintf(cost, sizeof cost, "   cost %.4f USD", run_stats.value("cost_usd", 0.0));
   return line + cost;

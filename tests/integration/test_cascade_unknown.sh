@@ -3,6 +3,8 @@
 # such title keeps the earlier member's answer and stage, in predict and in eval's per-stage
 # table alike; the LLM is credited with no title it did not answer. The LLM member has no
 # calibration, so the cascade is not called calibrated; an "unknown" is never counted answered.
+# An LLM outage is no stop either with combine=product: the titles sent on keep the earlier
+# member's answer and stage; with combine=last they would read "unknown", so the run stops.
 source "$(dirname "$0")/lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 dir=$(scratch)
@@ -25,17 +27,24 @@ cut -f1 "$dir/data/test.txt" >"$dir/titles.txt"
 "$NEWSCLS_BIN" predict --model-dir "$dir/cascade" --input "$dir/titles.txt" --output "$dir/c.jsonl"
 "$NEWSCLS_BIN" predict --model-dir "$dir/src/ft" --input "$dir/titles.txt" --output "$dir/ft.jsonl"
 "$NEWSCLS_BIN" eval --model-dir "$dir/cascade" --data "$dir/data" --out "$dir/eval/metrics.json" >/dev/null
-python3 - "$dir/c.jsonl" "$dir/ft.jsonl" "$dir/eval/metrics.json" <<'PY' || fail "unknown LLM answers credited to the LLM"
+# each cascade's answers (predict's JSONL) against fasttext's alone
+same_as_fasttext() {
+  python3 - "$1" "$dir/ft.jsonl" <<'PY'
 import json, sys
 cascade = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
 ft = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8")]
-j = json.load(open(sys.argv[3]))
+assert all(p["stage"] == "fasttext" and "failed" not in p for p in cascade), [p for p in cascade if p["stage"] != "fasttext"][:3]
+assert [p["label"] for p in cascade] == [p["label"] for p in ft]
+PY
+}
+same_as_fasttext "$dir/c.jsonl" || fail "unknown LLM answers did not keep fasttext's"
+python3 - "$dir/eval/metrics.json" <<'PY' || fail "unknown LLM answers credited to the LLM"
+import json, sys
+j = json.load(open(sys.argv[1]))
 unknown = j["run_stats"]["members"][1]["run_stats"]["unknown_replies"]
 assert unknown > 0, j["run_stats"]                  # titles did reach the LLM
-assert all(p["stage"] == "fasttext" for p in cascade), [p for p in cascade if p["stage"] != "fasttext"][:3]
-assert [p["label"] for p in cascade] == [p["label"] for p in ft]
 stages = {s["name"]: s for s in j["stages"]}
-assert set(stages) == {"fasttext"} and stages["fasttext"]["answered"] == len(cascade), j["stages"]
+assert set(stages) == {"fasttext"} and stages["fasttext"]["answered"] == 200, j["stages"]
 assert j["run_stats"]["members"][1]["answered"] == 0, j["run_stats"]
 PY
 # The LLM member has no calibration (skipped: each dev title would be a call), so the cascade
@@ -63,4 +72,18 @@ assert j["unknown"] == 40, j["unknown"]
 curve = j["risk_coverage"]
 assert abs(curve[-1]["coverage"] - 0.5) < 1e-9 and curve[-1]["accuracy"] == 1.0, curve[-3:]
 PY
+
+"$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/last" --set "members=$dir/src/ft,$dir/src/llm" \
+  --set last_share=0.5 --set combine=last >/dev/null 2>"$dir/last.err" || { cat "$dir/last.err"; fail "cascade train, combine=last"; }
+stop_llm_server
+# The outage: predict stopped (exit 1) once a batch's LLM titles all failed.
+"$NEWSCLS_BIN" predict --model-dir "$dir/cascade" --input "$dir/titles.txt" --output "$dir/down.jsonl" 2>"$dir/down.err" ||
+  { cat "$dir/down.err" >&2; fail "a cascade (combine=product) stopped for an LLM outage"; }
+same_as_fasttext "$dir/down.jsonl" || fail "titles the LLM failed did not keep fasttext's answers"
+assert_contains "$dir/down.err" "got no answer from the LLM and are predicted by the cascade's earlier members"
+"$NEWSCLS_BIN" eval --model-dir "$dir/cascade" --data "$dir/data" --out "$dir/eval_down/metrics.json" >"$dir/eval_down.out" \
+  2>"$dir/eval_down.err" || { cat "$dir/eval_down.err" >&2; fail "eval of a cascade (combine=product) during an LLM outage"; }
+grep -q "failed_titles [1-9]" "$dir/eval_down.out" || { cat "$dir/eval_down.out" >&2; fail "eval did not say the LLM failed titles"; }
+expect_exit 1 "$dir/last_down.err" "$NEWSCLS_BIN" predict --model-dir "$dir/last" --input "$dir/titles.txt" --output "$dir/last.jsonl"
+assert_contains "$dir/last_down.err" "titles in a row failed"
 echo "test_cascade_unknown: ok"

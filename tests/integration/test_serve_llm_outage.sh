@@ -6,6 +6,9 @@
 # title shares its micro-batch (it was 200 "unknown" then); among answered titles of its own
 # request it reads "unknown" with "failed": true, in predict too. Titles already answered
 # still come from the cache. /metrics counts the LLM's requests, cache hits and failed titles.
+# A request split over micro-batches by --max-batch is judged whole, as one batch would be.
+# An endpoint that left 25 titles in a row unanswered is asked nothing for a while: a request
+# then fails at once (it waited out every title's retries).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
@@ -18,10 +21,20 @@ start_llm_server "$dir" --truth "$dir/data/test.txt" --truth "$dir/data/dev.txt"
 "$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/llm" --set "base_url=$LLM_URL" \
   --set "cache_path=$dir/cache.sqlite" --set max_retries=1 --set timeout_s=2 >/dev/null 2>"$dir/err" ||
   { cat "$dir/err" >&2; fail "llm training"; }
-start_server "$dir/serve.log" --model-dir "$dir/llm" --max-wait-ms 500
-for i in 1 2 3 4; do  # train titles: not asked by train, so this process asks them
+for i in 1 2 3 4 5; do  # train titles: not asked by train, so serve asks them
   title[i]=$(sed -n "${i}p" "$dir/data/train.txt" | cut -f1)
 done
+# At --max-batch 1 the failing title is a call of its own, with no answer at all: it was an
+# outage that failed the whole request (500), though its other title was answered.
+start_server "$dir/serve1.log" --model-dir "$dir/llm" --max-batch 1
+post_json 200 "$dir/split.json" "{\"titles\":[\"${title[5]}\",\"$failing\"]}"
+assert_eq "True unknown True" \
+  "$(json_get "$dir/split.json" '*[j["results"][0]["label_id"] >= 0, j["results"][1]["label"], j["results"][1]["failed"]]')" \
+  "a request split by --max-batch 1: its answered title and its failed one"
+post_json 500 "$dir/split_alone.json" "{\"titles\":[\"$failing\"]}"
+assert_contains "$dir/split_alone.json" "prediction_failed"
+stop_server TERM
+start_server "$dir/serve.log" --model-dir "$dir/llm" --max-wait-ms 500
 first=${title[1]}
 post_json 200 "$dir/ok.json" "{\"titles\":[\"$first\"]}"
 assert_eq True "$(json_get "$dir/ok.json" 'j["results"][0]["label_id"] >= 0')" "an answer while the endpoint is up"
@@ -90,6 +103,17 @@ assert values["newscls_llm_failed_titles_total"] == 6, values
 assert values["newscls_llm_cache_hits_total"] == 3, values
 assert values["newscls_llm_cost_usd_total"] > 0, values
 PY
+python3 -c 'import json; print(json.dumps({"titles": ["停机期间的新标题%d" % i for i in range(30)]}, ensure_ascii=False))' >"$dir/thirty.json"
+call 500 "$dir/down30.json" POST /v1/classify -H 'Content-Type: application/json' --data-binary "@$dir/thirty.json"
+assert_contains "$dir/serve.log" "titles in a row got no answer from $LLM_URL"
+call 200 "$dir/before.txt" GET /metrics
+post_json 500 "$dir/paused.json" '{"titles":["暂停期间的另一个新标题"]}'
+call 200 "$dir/after.txt" GET /metrics
+llm_counter() { sed -n "s/^newscls_llm_$1_total{model=\"llm\"} //p" "$2"; }
+[[ $(llm_counter requests "$dir/before.txt") == $(llm_counter requests "$dir/after.txt") ]] ||
+  { cat "$dir/after.txt" >&2; fail "a request while the endpoint was paused was sent"; }
+assert_eq "$(($(llm_counter failed_titles "$dir/before.txt") + 1))" "$(llm_counter failed_titles "$dir/after.txt")" \
+  "the title asked during the pause counted failed"
 stop_server TERM
 echo "一个从未问过的新标题" >"$dir/new.txt"
 expect_exit 1 "$dir/predict.err" "$NEWSCLS_BIN" predict --model-dir "$dir/llm" --input "$dir/new.txt" --output "$dir/p.jsonl"
