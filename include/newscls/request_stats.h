@@ -19,5 +19,8 @@ inline constexpr const char* kRequestCounts[] = {"requests_sent",   "retries",  
                                                  "unknown_replies", "failed_titles", "refused_titles"};
 // run_stats holds "requests_sent".
 std::string requests_line(const nlohmann::json& run_stats);
+// "12 title(s) got no answer from the LLM and are predicted unknown" (a cascade: by its earlier
+// members...); empty when every title got one.
+std::string failed_titles_line(const nlohmann::json& run_stats);
 
 }  // namespace newscls

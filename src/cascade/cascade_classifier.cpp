@@ -128,8 +128,8 @@ class CascadeClassifier final : public Classifier {
   }
   void tolerate_outages() override {
     tolerate_outages_ = true;
-    for (Member& m : members_) {
-      if (m.model) adopt(*m.model);
+    for (std::size_t m = 0; m < members_.size(); ++m) {
+      if (members_[m].model) adopt(*members_[m].model, m);
     }
   }
   void save(BundleWriter& bundle) const override;
@@ -141,7 +141,7 @@ class CascadeClassifier final : public Classifier {
   void open_members(const std::vector<std::string>& dirs, const std::vector<std::string>* labels,
                     bool in_background = false);
   Classifier& model(std::size_t m);
-  void adopt(Classifier& member) const;
+  void adopt(Classifier& member, std::size_t index) const;
   MemberAnswers answers_on(Member& m, const Dataset& dev, std::vector<std::vector<float>>& joint) const;
   bool product() const { return product_; }
 
@@ -173,9 +173,11 @@ void CascadeClassifier::open_members(const std::vector<std::string>& dirs, const
       m.loading = std::async(std::launch::async, [b = std::move(bundle)] { return load_classifier(b); });
     } else {
       m.model = load_classifier(bundle);
-      adopt(*m.model);
     }
     members_.push_back(std::move(m));
+  }
+  for (std::size_t m = 0; m < members_.size(); ++m) {
+    if (members_[m].model) adopt(*members_[m].model, m);  // which is last is known now
   }
   answered_.assign(members_.size(), 0);
 }
@@ -184,18 +186,20 @@ Classifier& CascadeClassifier::model(std::size_t m) {
   Member& member = members_[m];
   if (!member.model) {
     member.model = member.loading.get();  // rethrows the loading thread's error
-    adopt(*member.model);
+    adopt(*member.model, m);
   }
   return *member.model;
 }
 
-// With combine=product a title whose LLM requests all failed is answered by the earlier members'
-// product, as an unknown reply is, so an LLM outage never stops the cascade's predictions; with
-// combine=last it stays failed, and whoever asked the cascade judges it as it would the LLM's
-// own. Thresholds are never chosen through an outage: train keeps the member's own rule.
-void CascadeClassifier::adopt(Classifier& member) const {
+// A title whose LLM requests all failed is sent on from a member before the last, as an unknown
+// answer is; from the last, with combine=product, it gets the earlier members' product. So an
+// LLM outage never stops the cascade's predictions, but with combine=last the last member's
+// failed title stays failed, and whoever asked the cascade judges it as it would the LLM's own.
+// Thresholds are never chosen through an outage: on dev a member keeps its own rule.
+void CascadeClassifier::adopt(Classifier& member, std::size_t index) const {
   member.set_threads(threads_);
-  if (!choosing_thresholds_ && (product() || tolerate_outages_)) member.tolerate_outages();
+  const bool last = index + 1 == members_.size();
+  if (!choosing_thresholds_ && (product() || !last || tolerate_outages_)) member.tolerate_outages();
 }
 
 // joint: per dev title, the product of the earlier members' probabilities (combine=product).
@@ -267,7 +271,7 @@ nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
     dev.push_back(answers_on(m, *ctx.dev, joint));
   }
   choosing_thresholds_ = false;
-  for (Member& m : members_) adopt(*m.model);  // train's test figures are predictions like any
+  for (std::size_t m = 0; m < members_.size(); ++m) adopt(*members_[m].model, m);  // test: a prediction like any
   facts["stages"] = member_stage_names(members_);
   const ThresholdChoice choice = choose_thresholds(dev, config_["last_share"].get<double>(),
                                                    config_["candidates"].get<int>(), config_["slack"].get<double>());

@@ -111,6 +111,7 @@ struct RequestEngine::Queue {
   std::size_t settled = 0;
   std::size_t busy = 0;
   int consecutive_give_ups = 0;
+  int max_retries = 0;
   Clock::time_point paused_until{};  // a Retry-After holds back every new start until then
 };
 
@@ -149,8 +150,9 @@ RequestEngine::RequestEngine(EngineOptions options)
 RequestEngine::~RequestEngine() = default;
 
 void RequestEngine::run(const std::vector<std::string>& bodies, const OnResult& on_result,
-                        const OnGiveUp& on_give_up, EngineCounters& counters) {
+                        const OnGiveUp& on_give_up, EngineCounters& counters, int max_retries) {
   Queue queue;
+  queue.max_retries = max_retries >= 0 ? max_retries : options_.max_retries;
   queue.failures.assign(bodies.size(), 0);
   for (std::size_t i = 0; i < bodies.size(); ++i) queue.ready.push_back(i);
   struct Abandon {
@@ -240,6 +242,7 @@ void RequestEngine::start_ready(Queue& queue, const std::vector<std::string>& bo
     curl_multi_add_handle(curl_->multi, t.easy);
     ++queue.busy;
     ++counters.requests_sent;
+    if (queue.failures[t.job] > 0) ++counters.retries;  // a retry scheduled when the run stopped was never sent
   }
 }
 
@@ -289,11 +292,10 @@ void RequestEngine::settle(Queue& queue, std::size_t job, const HttpResult& resu
     return;
   }
   const int failures = ++queue.failures[job];
-  if (verdict == Verdict::kGiveUp || failures > options_.max_retries) {
-    give_up(queue, job, result, on_give_up);
+  if (verdict == Verdict::kGiveUp || failures > queue.max_retries) {
+    give_up(queue, job, result, on_give_up, verdict == Verdict::kGiveUp);
     return;
   }
-  ++counters.retries;
   const double unit = std::uniform_real_distribution<double>(0.0, 1.0)(jitter_);
   const double delay = backoff_seconds(failures, options_.backoff_base_s, options_.backoff_max_s,
                                        unit, result.retry_after_s, options_.retry_after_max_s);
@@ -308,16 +310,21 @@ void RequestEngine::settle(Queue& queue, std::size_t job, const HttpResult& resu
   }
 }
 
-void RequestEngine::give_up(Queue& queue, std::size_t job, const HttpResult& result, const OnGiveUp& on_give_up) {
+void RequestEngine::give_up(Queue& queue, std::size_t job, const HttpResult& result, const OnGiveUp& on_give_up,
+                            bool refused) {
   ++queue.settled;
   on_give_up(job, describe(result) + " after " + std::to_string(queue.failures[job]) + " attempt(s)");
+  if (refused) {  // the server answered, for this request alone
+    queue.consecutive_give_ups = 0;
+    return;
+  }
   if (++queue.consecutive_give_ups >= options_.max_consecutive_failures) {
     // A success the caller retried had a body it could not use.
     const std::string last = classify(result) == Outcome::kSuccess ? "a malformed reply" : describe(result);
     throw EndpointDownError(static_cast<int>(result.status),
                     "stopping: " + std::to_string(queue.consecutive_give_ups) +
                         " titles in a row failed (last: " + last + " from " + options_.url +
-                        ", after up to " + std::to_string(options_.max_retries) +
+                        ", after up to " + std::to_string(queue.max_retries) +
                         " retries each); check that the endpoint is up");
   }
 }

@@ -8,7 +8,8 @@
 // request for good), or throws to stop the run: nothing new starts, the transfers in flight
 // are let finish (within the timeout) and handed to on_result, whose verdicts and throws no
 // longer count, and then run() rethrows the first error. After max_consecutive_failures
-// give-ups in a row with no success the engine stops the same way with EndpointDownError: the
+// give-ups in a row with no success (a request the caller gave up as refused, kGiveUp, is the
+// server's answer and breaks the row) the engine stops the same way with EndpointDownError: the
 // endpoint is down, not one title. Connections are kept alive between run() calls. Checks for
 // SIGINT while waiting; SIGINT abandons the transfers in flight at once.
 //
@@ -53,7 +54,7 @@ class EndpointDownError : public HttpError {
 
 struct EngineCounters {
   std::size_t requests_sent = 0;
-  std::size_t retries = 0;
+  std::size_t retries = 0;       // requests sent again (counted when sent)
 };
 
 class RequestEngine {
@@ -67,8 +68,9 @@ class RequestEngine {
   RequestEngine& operator=(const RequestEngine&) = delete;
 
   // bodies must outlive the call; every job ends in exactly one kDone or one on_give_up.
+  // max_retries >= 0 replaces the options' for this run (a probe of an endpoint taken for down).
   void run(const std::vector<std::string>& bodies, const OnResult& on_result,
-           const OnGiveUp& on_give_up, EngineCounters& counters);
+           const OnGiveUp& on_give_up, EngineCounters& counters, int max_retries = -1);
 
  private:
   struct Curl;   // the multi handle, one easy handle per slot, the header list
@@ -82,7 +84,8 @@ class RequestEngine {
   static void drain(std::size_t job, const HttpResult& result, const OnResult& on_result);
   void settle(Queue& queue, std::size_t job, const HttpResult& result, const OnResult& on_result,
               const OnGiveUp& on_give_up, EngineCounters& counters);
-  void give_up(Queue& queue, std::size_t job, const HttpResult& result, const OnGiveUp& on_give_up);
+  void give_up(Queue& queue, std::size_t job, const HttpResult& result, const OnGiveUp& on_give_up,
+               bool refused);
   int wait_ms(const Queue& queue) const;
 
   EngineOptions options_;

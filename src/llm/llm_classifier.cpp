@@ -208,9 +208,14 @@ std::vector<Prediction> LlmClassifier::predict_batch(const std::vector<std::stri
     pending.push_back({std::move(key), std::move(body), {row}, titles[row]});
   }
   if (pending.empty()) return out;
+  if (probe_due_ && !endpoint_paused()) {
+    // The pause is over: one title, asked once, tells whether the endpoint is back.
+    ask({pending.front()}, out, from_cache, /*max_retries=*/0);
+    pending.erase(pending.begin());
+  }
   if (endpoint_paused()) {
     for (const Pending& p : pending) fail(p, out);
-  } else {
+  } else if (!pending.empty()) {
     ask(pending, out, from_cache);
   }
   return out;
@@ -225,18 +230,29 @@ bool LlmClassifier::endpoint_paused() const {
   return tolerate_outages_ && std::chrono::steady_clock::now() < paused_until_;
 }
 
-void LlmClassifier::count_failed_in_a_row(std::size_t failed, bool replied, const std::string& why) {
-  failed_in_a_row_ = replied ? 0 : failed_in_a_row_ + failed;
-  if (failed_in_a_row_ < kFailedInARow) return;
-  spdlog::warn("llm: {} titles in a row got no answer from {} (last: {}); asking it nothing for {:g} s "
-               "(backoff_max_s): their titles fail at once",
-               failed_in_a_row_, config_.chat_url(), why, config_.backoff_max_s);
+void LlmClassifier::pause_if_down(const std::string& why) {
+  if (!tolerate_outages_ || failed_in_a_row_ < kFailedInARow) return;
+  if (probe_due_) {
+    spdlog::warn("llm: {} still gives no answer ({}); asking it nothing for another {:g} s", config_.chat_url(), why,
+                 config_.backoff_max_s);
+  } else {
+    spdlog::warn("llm: {} titles in a row got no answer from {} (last: {}); asking it nothing for {:g} s "
+                 "(backoff_max_s): their titles fail at once, then one title tells whether it is back",
+                 failed_in_a_row_, config_.chat_url(), why, config_.backoff_max_s);
+  }
   paused_until_ = std::chrono::steady_clock::now() +
                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(config_.backoff_max_s));
-  failed_in_a_row_ = kFailedInARow - 1;  // after the pause, one title more with no answer pauses it again
+  probe_due_ = true;
+  failed_in_a_row_ = kFailedInARow - 1;  // the probe's failure pauses it again
 }
 
-void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Prediction>& out, bool answered) {
+void LlmClassifier::endpoint_answered() {
+  failed_in_a_row_ = 0;
+  probe_due_ = false;
+}
+
+void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Prediction>& out, bool answered,
+                        int max_retries) {
   RequestEngine& requests = engine();
   spdlog::debug("llm: asking {} for {} titles, {} in flight", config_.chat_url(), pending.size(),
                 config_.concurrency);
@@ -248,7 +264,6 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
   // Whether the endpoint is answering: a reply, a refusal of one title or a cached answer in this
   // call says so, and the titles that still got nothing are failed titles, not an outage.
   bool answered_now = answered;
-  bool replied = false;  // by the endpoint itself in this call: a reply or a refusal
   std::vector<char> settled(pending.size(), 0);
   // Why each title's last reply was unusable, when it was a 2xx whose body was malformed: the
   // engine knows only its status, and "HTTP 200 after 6 attempt(s)" reads as if 200 failed.
@@ -262,7 +277,8 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
       case Outcome::kRetryable: return Verdict::kRetry;
       case Outcome::kFatal:
         if (!answered_any_ || !refuses_one_request(result)) throw fatal_error(result, fatal_context_);
-        answered_now = replied = true;
+        answered_now = true;
+        endpoint_answered();
         refused_job[job] = 1;
         spdlog::warn("llm: the server refused the title '{}' ({}: {}); it is predicted unknown and not cached",
                      pending[job].title, describe(result), server_said(result, fatal_context_));
@@ -276,7 +292,8 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
       malformed[job] = "a malformed reply (" + why + ")";
       return Verdict::kRetry;
     }
-    answered_any_ = answered_now = replied = true;
+    answered_any_ = answered_now = true;
+    endpoint_answered();
     settled[job] = 1;
     stats_.usage += reply.usage;
     stats_.latencies_ms.push_back(result.latency_ms);
@@ -299,10 +316,11 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
     }
     fail(pending[job], out);
     ++given_up;
+    ++failed_in_a_row_;
     last_failure = why;
   };
   try {
-    requests.run(bodies, on_result, on_give_up, counters_);
+    requests.run(bodies, on_result, on_give_up, counters_, max_retries);
   } catch (const EndpointDownError& e) {
     if (!tolerate_outages_) throw;
     // The engine stopped asking: the titles it had not settled got no answer either.
@@ -316,8 +334,9 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
       ++given_up;
     }
     if (last_failure.empty()) last_failure = e.what();
+    failed_in_a_row_ = std::max(failed_in_a_row_, kFailedInARow);  // the engine's own count, whatever came before
   }
-  if (tolerate_outages_) count_failed_in_a_row(given_up, replied, last_failure);
+  pause_if_down(last_failure);
   // A server that answered nothing of this call (down, wrong port; or gone since an earlier
   // batch) is an error, not titles to answer "unknown", unless the caller judges failed titles.
   if (!answered_now && given_up > 0 && !tolerate_outages_) {

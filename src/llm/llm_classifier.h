@@ -56,14 +56,17 @@ class LlmClassifier : public Classifier {
   ResponseCache* cache();
   RequestEngine& engine();
   Prediction prediction_for(const std::string& content);
-  // answered: whether a title of this call was answered already (from the cache).
-  void ask(const std::vector<Pending>& pending, std::vector<Prediction>& out, bool answered);
+  // answered: whether a title of this call was answered already (from the cache);
+  // max_retries >= 0 replaces the config's (a probe).
+  void ask(const std::vector<Pending>& pending, std::vector<Prediction>& out, bool answered, int max_retries = -1);
   void fail(const Pending& pending, std::vector<Prediction>& out);
-  // Tolerating outages (serve, a cascade): after kFailedInARow titles with no answer, the
-  // endpoint is taken for down and asked nothing for backoff_max_s (its titles fail at once,
-  // not after every retry); then one title more with no answer takes it for down again.
+  // Tolerating outages (serve, a cascade): after kFailedInARow titles in a row with no answer
+  // (a reply or a refusal breaks the row), the endpoint is taken for down and asked nothing for
+  // backoff_max_s, its titles failing at once, not after every retry; then one title, asked
+  // once, tells whether it is back (no answer: paused again).
   bool endpoint_paused() const;
-  void count_failed_in_a_row(std::size_t failed, bool answered, const std::string& why);
+  void pause_if_down(const std::string& why);
+  void endpoint_answered();
 
   LlmConfig config_;
   nlohmann::json config_json_ = nlohmann::json::object();
@@ -77,6 +80,7 @@ class LlmClassifier : public Classifier {
   bool answered_any_ = false;  // a 400 before any answer is the config's fault, not a title's
   bool tolerate_outages_ = false;
   std::size_t failed_in_a_row_ = 0;
+  bool probe_due_ = false;
   std::chrono::steady_clock::time_point paused_until_{};
 };
 

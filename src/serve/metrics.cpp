@@ -88,7 +88,7 @@ constexpr RequestCounter kRequestCounters[] = {
     {"retries", "newscls_llm_retries_total", "LLM requests sent again after a failure, by model."},
     {"cache_hits", "newscls_llm_cache_hits_total", "Titles answered from the LLM response cache, by model."},
     {"failed_titles", "newscls_llm_failed_titles_total",
-     "Titles no LLM request answered (\"unknown\" with \"failed\": true, or a 500), by model."},
+     "Titles no LLM request answered (\"unknown\" with \"failed\": true, a 500, or a cascade's earlier members' answer), by model."},
     {"refused_titles", "newscls_llm_refused_titles_total",
      "Titles the LLM server refused one by one (answered \"unknown\"), by model."},
     {"unknown_replies", "newscls_llm_unknown_replies_total", "LLM replies that named no class, by model."},

@@ -15,6 +15,7 @@
 #include "newscls/interrupt.h"
 #include "newscls/predict_output.h"
 #include "newscls/registry.h"
+#include "newscls/request_stats.h"
 #include "newscls/progress.h"
 #include "newscls/stopwatch.h"
 #include "report/svg.h"
@@ -194,6 +195,10 @@ nlohmann::json eval_report_json(const EvalOutcome& outcome, const Classifier& mo
   j["family"] = model.family();
   j["data"] = data_path;
   j["run_stats"] = model.run_stats();
+  // train's test figures too: an LLM outage during them must not pass for the model's accuracy
+  if (const std::string failed = failed_titles_line(j["run_stats"]); !failed.empty()) {
+    spdlog::warn("{}, and these figures count them so; evaluate again to ask for them", failed);
+  }
   if (outcome.sampled_from > 0) j["sampled_from"] = outcome.sampled_from;
   std::vector<float> scores;
   const std::vector<int> predicted = labels_of(outcome, &scores);

@@ -18,10 +18,8 @@ namespace {
 void log_requests(const nlohmann::json& stats) {
   if (!sends_requests(stats)) return;  // a cascade without an LLM member says nothing
   spdlog::info("{}", requests_line(stats));
-  if (const auto failed = stats.value("failed_titles", 0); failed > 0) {
-    spdlog::warn("{} title(s) got no answer from the LLM and are predicted {}; run again to ask for them", failed,
-                 stats.contains("members") ? "by the cascade's earlier members (combine=product) or unknown (combine=last)"
-                                           : "unknown");
+  if (const std::string failed = failed_titles_line(stats); !failed.empty()) {
+    spdlog::warn("{}; run again to ask for them", failed);
   }
 }
 

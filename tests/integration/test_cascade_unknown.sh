@@ -4,7 +4,8 @@
 # table alike; the LLM is credited with no title it did not answer. The LLM member has no
 # calibration, so the cascade is not called calibrated; an "unknown" is never counted answered.
 # An LLM outage is no stop either with combine=product: the titles sent on keep the earlier
-# member's answer and stage; with combine=last they would read "unknown", so the run stops.
+# member's answer and stage; nor for an LLM before the last member, which the titles reach; with
+# combine=last an LLM last member's titles would read "unknown", so the run stops.
 source "$(dirname "$0")/lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 dir=$(scratch)
@@ -19,6 +20,8 @@ start_llm_server "$dir" --truth "$dir/data/dev.txt" --classes "$dir/data/class.t
 export NEWSCLS_LLM_API_KEY=unused
 
 cascade_members "$dir"
+"$NEWSCLS_BIN" train --model fasttext --data "$dir/data" --out "$dir/src/ft2" --threads 1 --seed 2 --set epochs=2 >/dev/null 2>&1 ||
+  fail "a second fasttext bundle"
 "$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/cascade" \
   --set "members=$dir/src/ft,$dir/src/llm" --set last_share=0.5 >/dev/null 2>"$dir/cascade.err" ||
   { cat "$dir/cascade.err"; fail "cascade train"; }
@@ -75,6 +78,8 @@ PY
 
 "$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/last" --set "members=$dir/src/ft,$dir/src/llm" \
   --set last_share=0.5 --set combine=last >/dev/null 2>"$dir/last.err" || { cat "$dir/last.err"; fail "cascade train, combine=last"; }
+"$NEWSCLS_BIN" train --model cascade --data "$dir/data" --out "$dir/middle" --set "members=$dir/src/ft,$dir/src/llm,$dir/src/ft2" \
+  --set combine=last >/dev/null 2>"$dir/middle.err" || { cat "$dir/middle.err"; fail "cascade train, an LLM in the middle"; }
 stop_llm_server
 # The outage: predict stopped (exit 1) once a batch's LLM titles all failed.
 "$NEWSCLS_BIN" predict --model-dir "$dir/cascade" --input "$dir/titles.txt" --output "$dir/down.jsonl" 2>"$dir/down.err" ||
@@ -84,6 +89,16 @@ assert_contains "$dir/down.err" "got no answer from the LLM and are predicted by
 "$NEWSCLS_BIN" eval --model-dir "$dir/cascade" --data "$dir/data" --out "$dir/eval_down/metrics.json" >"$dir/eval_down.out" \
   2>"$dir/eval_down.err" || { cat "$dir/eval_down.err" >&2; fail "eval of a cascade (combine=product) during an LLM outage"; }
 grep -q "failed_titles [1-9]" "$dir/eval_down.out" || { cat "$dir/eval_down.out" >&2; fail "eval did not say the LLM failed titles"; }
+assert_contains "$dir/eval_down.err" "and these figures count them so"
+"$NEWSCLS_BIN" predict --model-dir "$dir/middle" --input "$dir/titles.txt" --output "$dir/middle.jsonl" 2>"$dir/middle_down.err" ||
+  { cat "$dir/middle_down.err" >&2; fail "a cascade with the LLM before its last member stopped for an LLM outage"; }
+python3 - "$dir/middle.jsonl" "$dir/middle/manifest.json" <<'PY' || fail "titles the middle LLM failed did not reach the last member"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+shares = json.load(open(sys.argv[2]))["training"]["dev_shares"]
+assert shares[1] > 0, shares                                   # the LLM answers dev titles
+assert len(lines) == 200 and all("failed" not in p and p["stage"] != "llm" for p in lines), lines[:3]
+PY
 expect_exit 1 "$dir/last_down.err" "$NEWSCLS_BIN" predict --model-dir "$dir/last" --input "$dir/titles.txt" --output "$dir/last.jsonl"
 assert_contains "$dir/last_down.err" "titles in a row failed"
 echo "test_cascade_unknown: ok"

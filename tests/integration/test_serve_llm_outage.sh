@@ -7,19 +7,25 @@
 # request it reads "unknown" with "failed": true, in predict too. Titles already answered
 # still come from the cache. /metrics counts the LLM's requests, cache hits and failed titles.
 # A request split over micro-batches by --max-batch is judged whole, as one batch would be.
-# An endpoint that left 25 titles in a row unanswered is asked nothing for a while: a request
-# then fails at once (it waited out every title's retries).
+# An endpoint that left 25 titles in a row unanswered is asked nothing for backoff_max_s: a
+# request then fails at once (it waited out every title's retries); after the pause one title,
+# asked once, finds it still down. Refusals (a 400 for one title) are answers, not an outage: 30
+# in one batch were stopped after 25 as if the endpoint were down.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 dir=$(scratch)
 llm_slice "$dir/data" 500
 failing="一个端点总是失败的标题"
-printf '{"%s": "500"}' "$failing" >"$dir/script.json"
+python3 - "$dir/script.json" "$failing" <<'PY'
+import json, sys
+script = {sys.argv[2]: "500", **{"被拒绝的标题%d" % i: "400" for i in range(30)}}
+json.dump(script, open(sys.argv[1], "w"), ensure_ascii=False)
+PY
 start_llm_server "$dir" --truth "$dir/data/test.txt" --truth "$dir/data/dev.txt" --truth "$dir/data/train.txt" \
   --classes "$dir/data/class.txt" --script "$dir/script.json"
 "$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/llm" --set "base_url=$LLM_URL" \
-  --set "cache_path=$dir/cache.sqlite" --set max_retries=1 --set timeout_s=2 >/dev/null 2>"$dir/err" ||
+  --set "cache_path=$dir/cache.sqlite" --set max_retries=1 --set timeout_s=2 --set backoff_max_s=5 >/dev/null 2>"$dir/err" ||
   { cat "$dir/err" >&2; fail "llm training"; }
 for i in 1 2 3 4 5; do  # train titles: not asked by train, so serve asks them
   title[i]=$(sed -n "${i}p" "$dir/data/train.txt" | cut -f1)
@@ -38,6 +44,10 @@ start_server "$dir/serve.log" --model-dir "$dir/llm" --max-wait-ms 500
 first=${title[1]}
 post_json 200 "$dir/ok.json" "{\"titles\":[\"$first\"]}"
 assert_eq True "$(json_get "$dir/ok.json" 'j["results"][0]["label_id"] >= 0')" "an answer while the endpoint is up"
+python3 -c 'import json; print(json.dumps({"titles": ["被拒绝的标题%d" % i for i in range(30)]}, ensure_ascii=False))' >"$dir/refused.json"
+call 200 "$dir/refused_out.json" POST /v1/classify -H 'Content-Type: application/json' --data-binary "@$dir/refused.json"
+assert_eq "30 0" "$(json_get "$dir/refused_out.json" '*[sum(r["label"] == "unknown" for r in j["results"]), sum(bool(r.get("failed")) for r in j["results"])]')" \
+  "30 refused titles: unknown, none failed"
 
 post_json 500 "$dir/alone.json" "{\"titles\":[\"$failing\"]}"
 assert_contains "$dir/alone.json" "prediction_failed"
@@ -96,9 +106,10 @@ for line in open(sys.argv[1]):
     if line.startswith("newscls_llm_") and '{model="llm"}' in line:
         name, value = line.split('{model="llm"} ')
         values[name] = float(value)
-# 1 request for each answered title (3), 2 (max_retries 1) for each failed one: the failing
-# title five times, the new one during the outage once
-assert values["newscls_llm_requests_total"] == 15, values
+# 1 request for each answered title (3) and refused one (30), 2 (max_retries 1) for each failed
+# one: the failing title five times, the new one during the outage once
+assert values["newscls_llm_requests_total"] == 45, values
+assert values["newscls_llm_refused_titles_total"] == 30, values
 assert values["newscls_llm_failed_titles_total"] == 6, values
 assert values["newscls_llm_cache_hits_total"] == 3, values
 assert values["newscls_llm_cost_usd_total"] > 0, values
@@ -114,6 +125,12 @@ llm_counter() { sed -n "s/^newscls_llm_$1_total{model=\"llm\"} //p" "$2"; }
   { cat "$dir/after.txt" >&2; fail "a request while the endpoint was paused was sent"; }
 assert_eq "$(($(llm_counter failed_titles "$dir/before.txt") + 1))" "$(llm_counter failed_titles "$dir/after.txt")" \
   "the title asked during the pause counted failed"
+sleep 5.5  # the pause (backoff_max_s) is over: one title is sent, once
+post_json 500 "$dir/probe.json" '{"titles":["暂停之后的新标题一","暂停之后的新标题二","暂停之后的新标题三"]}'
+call 200 "$dir/probed.txt" GET /metrics
+assert_eq "$(($(llm_counter requests "$dir/after.txt") + 1))" "$(llm_counter requests "$dir/probed.txt")" \
+  "after the pause, one request tells the endpoint is still down"
+assert_contains "$dir/serve.log" "still gives no answer"
 stop_server TERM
 echo "一个从未问过的新标题" >"$dir/new.txt"
 expect_exit 1 "$dir/predict.err" "$NEWSCLS_BIN" predict --model-dir "$dir/llm" --input "$dir/new.txt" --output "$dir/p.jsonl"
