@@ -128,9 +128,7 @@ class CascadeClassifier final : public Classifier {
   }
   void tolerate_outages() override {
     tolerate_outages_ = true;
-    for (std::size_t m = 0; m < members_.size(); ++m) {
-      if (members_[m].model) adopt(*members_[m].model, m);
-    }
+    adopt_loaded_members();
   }
   void save(BundleWriter& bundle) const override;
   void load(const Bundle& bundle) override;
@@ -142,6 +140,7 @@ class CascadeClassifier final : public Classifier {
                     bool in_background = false);
   Classifier& model(std::size_t m);
   void adopt(Classifier& member, std::size_t index) const;
+  void adopt_loaded_members() const;  // those still loading are adopted in model()
   MemberAnswers answers_on(Member& m, const Dataset& dev, std::vector<std::vector<float>>& joint) const;
   bool product() const { return product_; }
 
@@ -176,9 +175,7 @@ void CascadeClassifier::open_members(const std::vector<std::string>& dirs, const
     }
     members_.push_back(std::move(m));
   }
-  for (std::size_t m = 0; m < members_.size(); ++m) {
-    if (members_[m].model) adopt(*members_[m].model, m);  // which is last is known now
-  }
+  adopt_loaded_members();  // now that which member is last is known
   answered_.assign(members_.size(), 0);
 }
 
@@ -200,6 +197,12 @@ void CascadeClassifier::adopt(Classifier& member, std::size_t index) const {
   member.set_threads(threads_);
   const bool last = index + 1 == members_.size();
   if (!choosing_thresholds_ && (product() || !last || tolerate_outages_)) member.tolerate_outages();
+}
+
+void CascadeClassifier::adopt_loaded_members() const {
+  for (std::size_t m = 0; m < members_.size(); ++m) {
+    if (members_[m].model) adopt(*members_[m].model, m);
+  }
 }
 
 // joint: per dev title, the product of the earlier members' probabilities (combine=product).
@@ -271,7 +274,7 @@ nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
     dev.push_back(answers_on(m, *ctx.dev, joint));
   }
   choosing_thresholds_ = false;
-  for (std::size_t m = 0; m < members_.size(); ++m) adopt(*members_[m].model, m);  // test: a prediction like any
+  adopt_loaded_members();  // the test evaluation is a prediction like any
   facts["stages"] = member_stage_names(members_);
   const ThresholdChoice choice = choose_thresholds(dev, config_["last_share"].get<double>(),
                                                    config_["candidates"].get<int>(), config_["slack"].get<double>());

@@ -304,20 +304,23 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
   };
   std::size_t given_up = 0;
   std::string last_failure;
-  auto on_give_up = [&](std::size_t job, std::string why) {
-    settled[job] = 1;
-    if (!malformed[job].empty()) why = malformed[job] + " after " + std::to_string(attempts[job]) + " attempt(s)";
-    spdlog::warn("llm: giving up on the title '{}': {}", pending[job].title, why);
-    // A refusal is the server's answer for this title (asking again would not help); anything
-    // else is no answer at all.
+  // A title given up on, or left unasked when the engine stopped. A refusal is the server's
+  // answer for it (asking again would not help); anything else is no answer at all.
+  auto unanswered = [&](std::size_t job) {
     if (refused_job[job]) {
       stats_.refused_titles += pending[job].rows.size();
-      return;
+      return false;
     }
     fail(pending[job], out);
     ++given_up;
     ++failed_in_a_row_;
-    last_failure = why;
+    return true;
+  };
+  auto on_give_up = [&](std::size_t job, std::string why) {
+    settled[job] = 1;
+    if (!malformed[job].empty()) why = malformed[job] + " after " + std::to_string(attempts[job]) + " attempt(s)";
+    spdlog::warn("llm: giving up on the title '{}': {}", pending[job].title, why);
+    if (unanswered(job)) last_failure = why;
   };
   try {
     requests.run(bodies, on_result, on_give_up, counters_, max_retries);
@@ -325,13 +328,7 @@ void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Predict
     if (!tolerate_outages_) throw;
     // The engine stopped asking: the titles it had not settled got no answer either.
     for (std::size_t job = 0; job < pending.size(); ++job) {
-      if (settled[job]) continue;
-      if (refused_job[job]) {  // refused as the stop came: the server's answer all the same
-        stats_.refused_titles += pending[job].rows.size();
-        continue;
-      }
-      fail(pending[job], out);
-      ++given_up;
+      if (!settled[job]) unanswered(job);
     }
     if (last_failure.empty()) last_failure = e.what();
     failed_in_a_row_ = std::max(failed_in_a_row_, kFailedInARow);  // the engine's own count, whatever came before
