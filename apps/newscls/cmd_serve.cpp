@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.h"
+#include "newscls/exit_codes.h"
 #include "serve/server.h"
 
 namespace newscls::app {
@@ -19,15 +20,13 @@ namespace {
 volatile std::sig_atomic_t g_stop = 0;
 volatile std::sig_atomic_t g_reload = 0;
 
-constexpr int kExitCutShort = 130;  // as any other newscls command interrupted
-
 // The first SIGINT/SIGTERM drains; a second one, while a drain waits (on a slow LLM, say),
 // stops at once, as the user asked twice.
 void on_stop(int) {
   if (g_stop) {
     static const char kMessage[] = "newscls serve: second signal: stopping now, requests in flight are dropped\n";
     [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
-    _exit(kExitCutShort);
+    _exit(kExitInterrupted);  // as any other newscls command interrupted
   }
   g_stop = 1;
 }

@@ -11,13 +11,14 @@
 
 #include "commands.h"
 #include "newscls/error.h"
+#include "newscls/exit_codes.h"
 #include "newscls/interrupt.h"
 
 namespace {
 
-constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitInterrupted = 130;
+using newscls::kExitError;
+using newscls::kExitInterrupted;
+using newscls::kExitUsage;
 
 void setup_logging(const std::string& level) {
   auto logger = spdlog::stderr_color_mt("newscls");

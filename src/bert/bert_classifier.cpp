@@ -39,14 +39,6 @@ constexpr const char* kHfPrefix = "hf:";
 // Manifest labels of an imported encoder (a manifest needs two), as transformers names them.
 const std::vector<std::string> kPlaceholderLabels = {"LABEL_0", "LABEL_1"};
 
-template <typename Vocab>
-Encoded encode_all(const Vocab& vocab, const std::vector<std::string>& titles, std::int64_t max_len) {
-  Encoded out;
-  out.reserve(titles.size());
-  for (const std::string& t : titles) out.push_back(vocab.encode(t, max_len));
-  return out;
-}
-
 void check_known_keys(const nlohmann::json& config) { check_config_keys(config, default_options_json(), "bert"); }
 
 // Debian's LibTorch runs its F32 GEMMs on OpenBLAS, whose thread pool at::set_num_threads does
@@ -323,7 +315,7 @@ nlohmann::json BertClassifier::prepare_encoder(const TrainContext& ctx, Collecti
   }
   // Pretraining keeps no checkpoints of its own: a run stopped inside it starts it again.
   if (ctx.resume) spdlog::warn("resume: the interrupted run had not finished pretraining; pretraining from the start");
-  Encoded titles = encode_all(*vocab_, ctx.train->titles, options_.arch.max_len);
+  Encoded titles = encode_titles(*vocab_, ctx.train->titles, options_.arch.max_len);
   nlohmann::json facts = pretrain_mlm(model_->encoder, rng_, options_, {&titles, vocab_->size(), ctx.seed, comm});
   if (!saved.empty() && comm->is_root()) {
     nlohmann::json kept = facts;  // for a resumed run's manifest, with the time spent so far
@@ -349,7 +341,8 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   torch::manual_seed(ctx.seed);
   rng_->reseed(ctx.seed);
   label_names_ = ctx.labels->names;
-  if (!ctx.work_dir.empty()) make_directories(ctx.work_dir);
+  // Rank 0 alone writes the work folder; another rank, perhaps on its own machine, only reads it.
+  if (!ctx.work_dir.empty() && ctx.distributed.rank == 0) make_directories(ctx.work_dir);
   Collective comm(ctx.distributed);
   comm.check_same(ctx.settings_fingerprint,
                   "the training settings (start every rank with the same command line, data and --init)");
@@ -360,13 +353,13 @@ nlohmann::json BertClassifier::train(const TrainContext& ctx) {
   if (options_.freeze_layers > 0) model_->encoder->freeze(options_.freeze_layers);
 
   const std::int64_t max_len = options_.arch.max_len;
-  Encoded train = encode_all(*vocab_, ctx.train->titles, max_len);
+  Encoded train = encode_titles(*vocab_, ctx.train->titles, max_len);
   Encoded dev;
   FineTuneJob job;
   job.train = &train;
   job.train_labels = &ctx.train->labels;
   if (ctx.dev != nullptr) {
-    dev = encode_all(*vocab_, ctx.dev->titles, max_len);
+    dev = encode_titles(*vocab_, ctx.dev->titles, max_len);
     job.dev = &dev;
     job.dev_labels = &ctx.dev->labels;
   }
@@ -394,7 +387,7 @@ std::vector<Prediction> BertClassifier::predict_batch(const std::vector<std::str
                            "newscls train --model bert --init hf:" + source);
   }
   if (titles.empty()) return {};
-  Encoded encoded = encode_all(*vocab_, titles, options_.arch.max_len);
+  Encoded encoded = encode_titles(*vocab_, titles, options_.arch.max_len);
   torch::Tensor probs =
       parallel_probs(model_, encoded, static_cast<std::size_t>(options_.predict_batch_size), predict_threads_)
           .contiguous();
@@ -472,7 +465,7 @@ std::vector<Embedding> BertClassifier::embed(const std::vector<std::string>& tit
   require_model();
   c10::InferenceMode guard;
   model_->eval();
-  const Encoded encoded = encode_all(*vocab_, titles, options_.arch.max_len);
+  const Encoded encoded = encode_titles(*vocab_, titles, options_.arch.max_len);
   std::vector<std::size_t> lengths;
   for (const auto& ids : encoded) lengths.push_back(ids.size());
   std::vector<Embedding> out(titles.size());
@@ -543,7 +536,7 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   options.arch.vocab_size = vocab.size();
   Encoder encoder(options.arch, rng);
   init_bert_weights(*encoder);
-  Encoded titles = encode_all(vocab, request.train->titles, options.arch.max_len);
+  Encoded titles = encode_titles(vocab, request.train->titles, options.arch.max_len);
   Collective comm(request.distributed);
   comm.check_same(pretrain_fingerprint(config, request),
                   "the pretraining settings (start every rank with the same command line and data)");

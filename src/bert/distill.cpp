@@ -9,6 +9,7 @@
 #include "bert/attention_kl.h"
 #include "bert/bert.h"
 #include "bert/compress.h"
+#include "bert/float_bert.h"
 #include "bert/quantize.h"
 #include "bert/settings.h"
 #include "bert/tensor_io.h"
@@ -51,35 +52,9 @@ DistillSettings parse_distill(const nlohmann::json& c) {
   return s;
 }
 
-struct Teacher {
-  nlohmann::json config;  // bert defaults under the bundle's own config
-  Options options;
-  std::optional<TitleTokenizer> tokenizer;
-  ClassifierModel model{nullptr};
-};
-
-Teacher load_teacher(const std::string& dir) {
-  const Bundle bundle = Bundle::open(dir);
-  refuse_int8_source(bundle);
-  if (bundle.manifest().family != family().name()) {
-    throw ModelFormatError(dir, "distillation needs a " + family().name() + " bundle as --model-dir");
-  }
-  Teacher t;
-  t.config = strip_docs(default_options_json());
-  t.config.update(strip_docs(bundle.manifest().config));
-  t.options = parse_options(t.config);
-  if (!t.options.classifier) throw ModelFormatError(dir, "is an encoder without a classifier head");
-  t.tokenizer = TitleTokenizer::load(bundle, t.options.tokenizer);
-  t.options.arch.vocab_size = std::max(t.options.arch.vocab_size, t.tokenizer->size());
-  const auto classes = static_cast<std::int64_t>(bundle.manifest().labels.size());
-  t.model = ClassifierModel(t.options.arch, classes, std::make_shared<MaskRng>(1));
-  load_tensors(bundle.payload_path(kWeightsPayload), named_state(*t.model));
-  t.model->eval();
-  return t;
-}
 
 // The student's options: the teacher's, with the settings' architecture and schedule.
-Options student_options(const Teacher& t, const DistillSettings& s) {
+Options student_options(const FloatBert& t, const DistillSettings& s) {
   Options o = t.options;
   o.arch.layers = s.layers;
   if (s.hidden > 0) o.arch.hidden = s.hidden;
@@ -102,7 +77,7 @@ bool teacher_init_fits(const Architecture& a, const Architecture& b) {
 }
 
 // Embeddings, the first layers, pooler and head copied from the teacher (same widths only).
-void init_from_teacher(ClassifierModel& student, const Teacher& t) {
+void init_from_teacher(ClassifierModel& student, const FloatBert& t) {
   if (!teacher_init_fits(student->encoder->arch(), t.options.arch)) {
     throw ConfigError("init", "teacher init needs the teacher's hidden, heads and ff and at most its layers");
   }
@@ -177,13 +152,6 @@ std::vector<T> joined(const std::vector<T>& a, const std::vector<T>& b) {
   return out;
 }
 
-Encoded encode_titles(const TitleTokenizer& tok, const std::vector<std::string>& titles, std::int64_t max_len) {
-  Encoded out;
-  out.reserve(titles.size());
-  for (const std::string& t : titles) out.push_back(tok.encode(t, max_len));
-  return out;
-}
-
 // Teacher probabilities of the training (and unlabelled) titles, once, softened by T.
 torch::Tensor soft_labels(const CompressRequest& r, const std::vector<std::string>& titles, double temperature,
                           nlohmann::json& facts) {
@@ -196,9 +164,10 @@ torch::Tensor soft_labels(const CompressRequest& r, const std::vector<std::strin
   return soften_probabilities(probs, temperature);
 }
 
-void write_student(const CompressRequest& r, const Teacher& t, ClassifierModel& student, const Options& o,
+void write_student(const CompressRequest& r, const FloatBert& t, ClassifierModel& student, const Options& o,
                    const nlohmann::json& facts) {
-  nlohmann::json config = t.config;
+  nlohmann::json config = strip_docs(default_options_json());  // every key, today's defaults under the teacher's
+  config.update(t.config);
   set_architecture(config, o.arch);
   config["epochs"] = o.epochs;
   config["lr"] = o.lr;
@@ -268,7 +237,7 @@ nlohmann::json distill_bundle(const CompressRequest& r) {
   if (r.train == nullptr || r.labels == nullptr) throw UsageError("distill: no training data");
   nlohmann::json used;
   const DistillSettings s = settings_of(r, used);
-  const Teacher t = load_teacher(r.model_dir);
+  const FloatBert t = load_float_bert(Bundle::open(r.model_dir), std::make_shared<MaskRng>(1));
   const Options o = student_options(t, s);
   at::set_num_threads(std::max(1, std::min(r.threads, o.max_threads)));
   torch::manual_seed(r.seed);

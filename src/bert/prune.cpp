@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bert/compress.h"
+#include "bert/float_bert.h"
 #include "bert/prune.h"
 #include "bert/quantize.h"
 #include "bert/settings.h"
@@ -93,39 +94,6 @@ PruneSettings read_settings(const std::vector<std::string>& overrides) {
   return s;
 }
 
-struct LoadedBert {
-  Manifest manifest;
-  Options options;
-  std::optional<TitleTokenizer> tokenizer;
-  ClassifierModel model{nullptr};
-  std::int64_t classes = 0;
-};
-
-LoadedBert load_bert(const std::string& dir, const std::shared_ptr<MaskRng>& rng) {
-  const Bundle bundle = Bundle::open(dir);
-  refuse_int8_source(bundle);
-  LoadedBert b;
-  b.manifest = bundle.manifest();
-  b.options = parse_options(b.manifest.config);
-  if (!b.options.classifier) {
-    throw ModelFormatError(dir, "is an encoder without a classifier head; prune a fine-tuned bundle");
-  }
-  b.tokenizer = TitleTokenizer::load(bundle, b.options.tokenizer);
-  b.options.arch.vocab_size = std::max(b.options.arch.vocab_size, b.tokenizer->size());
-  b.classes = static_cast<std::int64_t>(b.manifest.labels.size());
-  b.model = ClassifierModel(b.options.arch, b.classes, rng);
-  load_tensors(bundle.payload_path(kWeights), named_state(*b.model));
-  b.model->eval();
-  return b;
-}
-
-Encoded encode(const TitleTokenizer& tok, const std::vector<std::string>& titles, std::int64_t max_len,
-               std::size_t limit = 0) {
-  Encoded out;
-  const std::size_t n = limit > 0 ? std::min(limit, titles.size()) : titles.size();
-  for (std::size_t i = 0; i < n; ++i) out.push_back(tok.encode(titles[i], max_len));
-  return out;
-}
 
 HeadsKept without(HeadsKept kept, const std::vector<std::pair<std::int64_t, std::int64_t>>& removed) {
   for (auto [l, h] : removed) kept[l].erase(std::find(kept[l].begin(), kept[l].end(), h));
@@ -133,7 +101,7 @@ HeadsKept without(HeadsKept kept, const std::vector<std::pair<std::int64_t, std:
 }
 
 // Importance of every head under `kept` (removed heads masked): gradient or accuracy drop.
-HeadScores measure(LoadedBert& b, const HeadsKept& kept, const ScoredTitles& dev, bool by_drop) {
+HeadScores measure(FloatBert& b, const HeadsKept& kept, const ScoredTitles& dev, bool by_drop) {
   const Architecture& arch = b.options.arch;
   if (!by_drop) return gradient_importance(b.model, head_masks(arch, kept), dev);
   const double base = masked_accuracy(b.model, head_masks(arch, kept), dev);
@@ -170,7 +138,7 @@ std::pair<std::int64_t, std::int64_t> least_important(const HeadScores& scores, 
   return best;
 }
 
-PrunePlan plan_removal(LoadedBert& b, const ScoredTitles& importance_set, const ScoredTitles& dev,
+PrunePlan plan_removal(FloatBert& b, const ScoredTitles& importance_set, const ScoredTitles& dev,
                        const PruneSettings& s) {
   PrunePlan plan;
   HeadsKept kept = all_heads(b.options.arch);
@@ -253,12 +221,12 @@ nlohmann::json prune_bundle(const CompressRequest& r) {
   if (r.train == nullptr || r.dev == nullptr || r.labels == nullptr) throw UsageError("prune: needs train and dev");
   const Stopwatch watch;
   auto rng = std::make_shared<MaskRng>(r.seed);
-  LoadedBert b = load_bert(r.model_dir, rng);
+  FloatBert b = load_float_bert(Bundle::open(r.model_dir), rng);
   const std::size_t requested = requested_heads(s, b.options.arch);
   if (r.threads > 0) at::set_num_threads(std::min(r.threads, b.options.max_threads));
   const std::int64_t max_len = b.options.arch.max_len;
-  const Encoded dev = encode(*b.tokenizer, r.dev->titles, max_len);
-  const Encoded importance_titles = encode(*b.tokenizer, r.dev->titles, max_len, static_cast<std::size_t>(s.importance_titles));
+  const Encoded dev = encode_titles(*b.tokenizer, r.dev->titles, max_len);
+  const Encoded importance_titles = encode_titles(*b.tokenizer, r.dev->titles, max_len, static_cast<std::size_t>(s.importance_titles));
   const int batch = b.options.predict_batch_size;
   const ScoredTitles dev_set{&dev, &r.dev->labels, batch};
   const std::vector<int> importance_labels(r.dev->labels.begin(), r.dev->labels.begin() + importance_titles.size());
@@ -287,7 +255,7 @@ nlohmann::json prune_bundle(const CompressRequest& r) {
   spdlog::info("prune: removed {} of {} heads, heads per layer {}, dev accuracy {:.4f} before recovery", k,
                total_heads, facts["heads_per_layer"].dump(), facts["dev_accuracy_pruned"].get<double>());
   if (s.recover_epochs > 0) {
-    const Encoded train = encode(*b.tokenizer, r.train->titles, max_len);
+    const Encoded train = encode_titles(*b.tokenizer, r.train->titles, max_len);
     const NamedTensors before_recovery = clone_state(named_state(*pruned));
     facts["recovery"] = recover(pruned, b.options, s, r, train, dev);
     facts["dev_accuracy_recovered"] = masked_accuracy(pruned, {}, dev_set);

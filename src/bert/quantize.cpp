@@ -5,6 +5,7 @@
 
 #include "bert/attention.h"
 #include "bert/encoder.h"
+#include "bert/float_bert.h"
 #include "bert/quantized_linear.h"
 #include "bert/settings.h"
 #include "bert/tensor_io.h"
@@ -21,7 +22,6 @@ constexpr char kMagic[4] = {'N', 'C', 'Q', '8'};
 constexpr std::uint32_t kVersion = 1;
 constexpr std::uint32_t kMaxDims = 8;
 constexpr std::uint8_t kF32 = 0, kInt8 = 1;
-constexpr const char* kF32Payload = "weights.bin";
 // Dev titles on which the facts compare int8 with F32 probabilities.
 constexpr std::size_t kCheckTitles = 512;
 
@@ -173,10 +173,7 @@ nlohmann::json quantize_settings(const std::vector<std::string>& overrides) {
 nlohmann::json agreement(ClassifierModel f32, ClassifierModel int8, const TitleTokenizer& vocab,
                          const Dataset* dev, const Options& options) {
   if (dev == nullptr || dev->size() == 0) return nlohmann::json::object();
-  Encoded titles;
-  for (std::size_t i = 0; i < std::min(dev->size(), kCheckTitles); ++i) {
-    titles.push_back(vocab.encode(dev->titles[i], options.arch.max_len));
-  }
+  const Encoded titles = encode_titles(vocab, dev->titles, options.arch.max_len, kCheckTitles);
   const torch::Tensor a = predict_probs(f32, titles, options.predict_batch_size);
   const torch::Tensor b = predict_probs(int8, titles, options.predict_batch_size);
   return {{"check_titles", titles.size()},
@@ -189,20 +186,13 @@ nlohmann::json agreement(ClassifierModel f32, ClassifierModel int8, const TitleT
 nlohmann::json quantize_bundle(const CompressRequest& request) {
   const nlohmann::json settings = quantize_settings(request.overrides);
   select_int8_engine(settings.at("engine").get<std::string>());
-  const Bundle source = Bundle::open(request.model_dir);
-  if (has_int8_weights(source)) throw UsageError(request.model_dir + " is quantized already");
-  Options options = parse_options(source.manifest().config);
-  if (!options.classifier) {
-    throw UsageError(request.model_dir + " is an encoder without a classifier head; fine-tune it first "
-                                         "(newscls train --init hf:DIR)");
-  }
-  at::set_num_threads(std::max(1, std::min(request.threads, options.max_threads)));
-  const TitleTokenizer vocab = TitleTokenizer::load(source, options.tokenizer);
-  options.arch.vocab_size = std::max(options.arch.vocab_size, vocab.size());
-  const auto classes = static_cast<std::int64_t>(source.manifest().labels.size());
   auto rng = std::make_shared<MaskRng>(request.seed);
-  ClassifierModel f32(options.arch, classes, rng);
-  load_tensors(source.payload_path(kF32Payload), named_state(*f32));
+  const FloatBert source = load_float_bert(Bundle::open(request.model_dir), rng);
+  const Options& options = source.options;
+  at::set_num_threads(std::max(1, std::min(request.threads, options.max_threads)));
+  const TitleTokenizer& vocab = *source.tokenizer;
+  const std::int64_t classes = source.classes;
+  ClassifierModel f32 = source.model;
   const Int8Layout layout = int8_layout_for(*f32, settings);
 
   BundleWriter writer(request.out_dir);
@@ -221,7 +211,7 @@ nlohmann::json quantize_bundle(const CompressRequest& request) {
   nlohmann::json facts = {{"settings", settings}, {"parameters_before", parameter_count(*f32)},
                           {"parameters_after", parameter_count(*int8)}, {"quantized", quantized}};
   facts["agreement"] = agreement(f32, int8, vocab, request.dev, options);
-  Manifest manifest = source.manifest();
+  Manifest manifest = source.manifest;
   manifest.payloads.clear();
   manifest.training["quantized"] = quantized;
   writer.commit(manifest);

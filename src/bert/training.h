@@ -20,12 +20,11 @@
 #include "bert/batching.h"
 #include "bert/encoder.h"
 #include "bert/settings.h"
+#include "bert/vocab.h"
 #include "newscls/data.h"
 #include "newscls/stopwatch.h"
 
 namespace newscls::bert {
-
-using Encoded = std::vector<std::vector<std::int64_t>>;
 
 // Learning rate at optimiser step `step` (0-based) of `total`.
 double scheduled_lr(std::int64_t step, std::int64_t total, double peak, double warmup_fraction);

@@ -9,6 +9,8 @@
 //   std::vector<std::int64_t> ids = v.encode("ＮＢＡ季后赛", 64);   // [CLS] n b a ... [SEP]
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -18,6 +20,21 @@ namespace newscls::bert {
 
 constexpr std::int64_t kPad = 0, kUnk = 1, kCls = 2, kSep = 3, kMask = 4;
 constexpr std::int64_t kNumSpecial = 5;
+
+// Titles as token ids, a row per title.
+using Encoded = std::vector<std::vector<std::int64_t>>;
+
+// Each title's ids by a tokenizer (CharVocab, TitleTokenizer); with limit > 0, the first
+// `limit` titles only.
+template <typename Tokenizer>
+Encoded encode_titles(const Tokenizer& tokenizer, const std::vector<std::string>& titles, std::int64_t max_len,
+                      std::size_t limit = 0) {
+  const std::size_t n = limit > 0 ? std::min(limit, titles.size()) : titles.size();
+  Encoded out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) out.push_back(tokenizer.encode(titles[i], max_len));
+  return out;
+}
 
 class CharVocab {
  public:

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "newscls/exit_codes.h"
 #include "newscls/interrupt.h"
 
 namespace newscls::bert {
@@ -13,8 +14,6 @@ constexpr std::chrono::milliseconds kPoll{100};
 // A signal is first left to the joining code (it checks between its own calls); only a rank
 // still blocked inside c10d after this long is ended by the watchdog.
 constexpr std::chrono::milliseconds kSignalGrace{1000};
-constexpr int kExitError = 1;
-constexpr int kExitInterrupted = 130;
 
 // Armed only where nothing is being written (joining; a rank other than 0 looking for the lost
 // one), so ending the process loses nothing.

@@ -388,6 +388,9 @@ nlohmann::json CascadeClassifier::run_stats() const {
     for (const char* key : kRequestCounts) {
       if (stats.contains(key)) j[key] = j.value(key, 0LL) + stats[key].get<long long>();
     }
+    if (stats.contains(kEndpointPausedKey)) {
+      j[kEndpointPausedKey] = std::max(j.value(kEndpointPausedKey, 0.0), stats[kEndpointPausedKey].get<double>());
+    }
   }
   return j;
 }

@@ -14,6 +14,7 @@
 #include "newscls/atomic_file.h"
 #include "newscls/data.h"
 #include "newscls/error.h"
+#include "newscls/request_stats.h"
 
 namespace newscls::llm {
 namespace {
@@ -351,6 +352,9 @@ nlohmann::json LlmClassifier::run_stats() const {
   j["model"] = config_.request.model;
   if (prompt_) j["prompt_version"] = prompt_->version();
   j["concurrency"] = config_.concurrency;
+  if (endpoint_paused()) {
+    j[kEndpointPausedKey] = std::chrono::duration<double>(paused_until_ - std::chrono::steady_clock::now()).count();
+  }
   return j;
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "newscls/request_stats.h"
+
 namespace newscls::serve {
 namespace {
 
@@ -102,6 +104,9 @@ void ServeMetrics::record_requests(const std::string& model, const nlohmann::jso
     const auto it = run_stats.find(c.key);
     if (it != run_stats.end() && it->is_number()) totals[c.key] += it->get<double>();
   }
+  const auto now = std::chrono::steady_clock::now();
+  const double paused_s = run_stats.value(kEndpointPausedKey, 0.0);
+  paused_until_[model] = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(paused_s));
 }
 
 void ServeMetrics::render_requests_sent(std::string& out) const {
@@ -112,6 +117,14 @@ void ServeMetrics::render_requests_sent(std::string& out) const {
       const auto it = totals.find(c.key);
       if (it != totals.end()) out += std::string(c.name) + "{model=\"" + prometheus_escape(model) + "\"} " + number(it->second) + "\n";
     }
+  }
+  // Read when rendered: a pause ends by the clock, with no batch to say so.
+  header(out, "newscls_llm_endpoint_paused", "gauge",
+         "1 while the model's LLM endpoint, taken for down after titles in a row with no answer, is asked nothing "
+         "(backoff_max_s; its titles fail at once), by model.");
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& [model, until] : paused_until_) {
+    out += "newscls_llm_endpoint_paused{model=\"" + prometheus_escape(model) + "\"} " + (now < until ? "1" : "0") + "\n";
   }
 }
 

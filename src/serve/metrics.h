@@ -9,6 +9,7 @@
 //   std::string text = m.render({{"fasttext", 3}});
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -42,7 +43,8 @@ class ServeMetrics {
   void record_batch(const std::string& model, std::size_t titles);
   void record_reload(bool ok);
   // Adds a batch's run_stats (a classifier's counts since its last reset): requests_sent,
-  // retries, cache_hits, failed_titles, unknown_replies and cost_usd, those it holds.
+  // retries, cache_hits, failed_titles, unknown_replies and cost_usd, those it holds; and
+  // whether its endpoint is paused, and until when (kEndpointPausedKey).
   void record_requests(const std::string& model, const nlohmann::json& run_stats);
   std::string render(const std::vector<std::pair<std::string, std::size_t>>& queue_depths) const;
 
@@ -58,6 +60,7 @@ class ServeMetrics {
   std::map<std::string, Histogram> batch_sizes_;
   std::uint64_t reloads_ok_ = 0, reloads_failed_ = 0;
   std::map<std::string, std::map<std::string, double>> llm_;  // model -> run_stats key -> total
+  std::map<std::string, std::chrono::steady_clock::time_point> paused_until_;  // model -> its endpoint's pause end
 };
 
 // A label value escaped for the text format (backslash, quote, newline).

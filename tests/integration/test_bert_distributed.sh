@@ -2,7 +2,8 @@
 # Data-parallel bert through the real binary on loopback: 2 ranks with batch B each end with the
 # same weights as 1 process with batch 2B (20 steps, dropout off, a sparse bigram table, its
 # rows all-gathered); the bundle records the world size; a family that cannot train distributed
-# refuses; ranks with different settings, or resumed under other settings, refuse. The dense sparse exchange and pretrain: test_bert_distributed_modes_slow.sh; faults:
+# refuses; ranks with different settings, or resumed under other settings, refuse; a rank
+# other than 0 makes no work folder. The dense sparse exchange and pretrain: test_bert_distributed_modes_slow.sh; faults:
 # test_bert_distributed_faults_slow.sh.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/dist_lib.sh"
@@ -43,7 +44,7 @@ WORLD_SIZE=2 RANK=0 MASTER_PORT=$port "$NEWSCLS_BIN" "${tiny[@]}" --set batch_si
 pid0=$!
 set +e
 WORLD_SIZE=2 RANK=1 MASTER_PORT=$port "$NEWSCLS_BIN" "${tiny[@]}" --set batch_size=8 --set lr=1e-3 --set weight_decay=0.05 \
-  --out "$dir/mixed" >/dev/null 2>"$dir/mixed1.err"
+  --out "$dir/mixed_rank1" >/dev/null 2>"$dir/mixed1.err"
 rc1=$?
 wait "$pid0"
 rc0=$?
@@ -54,6 +55,9 @@ assert_contains "$dir/mixed0.err" "the ranks disagree on the training settings"
 assert_contains "$dir/mixed0.err" "config.lr, config.weight_decay differ"
 assert_contains "$dir/mixed1.err" "config.lr, config.weight_decay differ"
 [[ ! -e "$dir/mixed/manifest.json" ]] || fail "a bundle was written"
+# Rank 1, as on a machine of its own (its --out elsewhere), writes nothing: it made an empty
+# <out>.work there.
+[[ ! -e "$dir/mixed_rank1.work" ]] || fail "rank 1 made the work folder $dir/mixed_rank1.work"
 
 # Ranks started with different WORLD_SIZEs are told so as they join (rank 1 waited out the
 # timeout for a rank 2, and both then named a missing rank).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # compress --method distill on an imported Hugging Face classifier (bert-tiny-cls): a 1-layer
 # student initialised from the teacher, with the attention term and extra unlabelled titles,
-# that info, eval and predict use like any bundle; an unknown --set key is refused naming it.
+# that info, eval and predict use like any bundle; an unknown --set key is refused naming it; a
+# bundle older than a config key is distilled as predict reads it.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hf_lib.sh"
 dir=$(scratch)
@@ -39,6 +40,21 @@ for out in "$dir/teacher/" "$dir/teacher/sub/.." "$dir/teacher/student"; do
   assert_contains "$dir/err" "apart from --model-dir"
 done
 "$bin" info --model-dir "$dir/teacher" >/dev/null || fail "the source bundle was touched"
+# A bundle older than the n-gram table keys (absent: no tables) is read as predict reads it:
+# distill put today's default bigram table under it, and the teacher's weights did not fit.
+cp -r "$dir/teacher" "$dir/old"
+python3 - "$dir/old/manifest.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1], encoding="utf-8"))
+assert m["config"]["bigram_buckets"] == 0 and m["config"]["trigram_buckets"] == 0, m["config"]
+del m["config"]["bigram_buckets"], m["config"]["trigram_buckets"]
+json.dump(m, open(sys.argv[1], "w", encoding="utf-8"), ensure_ascii=False)
+PY
+"$bin" predict --model-dir "$dir/old" --input "$dir/unlabelled.txt" --output "$dir/old.jsonl" 2>"$dir/err" ||
+  { cat "$dir/err" >&2; fail "predict with the older bundle"; }
+"$bin" compress --model-dir "$dir/old" --method distill --out "$dir/student_old" --data "$dir/data" --threads 1 \
+  --set layers=1 --set max_steps=3 --speed-titles 20 >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "distill the older bundle"; }
+assert_eq 0 "$(json_get "$dir/student_old/manifest.json" 'j["config"]["bigram_buckets"]')" "the student of the older bundle: no bigram table"
 # A pruned teacher (layers with different head counts): the student takes the widths it is
 # given, not the teacher's head layout, and with soft labels it joins no titles.
 "$bin" compress --model-dir "$dir/teacher" --method prune --out "$dir/pruned" --data "$dir/data" --threads 1 \

@@ -9,7 +9,7 @@
 # A request split over micro-batches by --max-batch is judged whole, as one batch would be.
 # An endpoint that left 25 titles in a row unanswered is asked nothing for backoff_max_s: a
 # request then fails at once (it waited out every title's retries); after the pause one title,
-# asked once, finds it still down. Refusals (a 400 for one title) are answers, not an outage: 30
+# asked once, finds it still down; /metrics shows the pause as a gauge. Refusals (a 400 for one title) are answers, not an outage: 30
 # in one batch were stopped after 25 as if the endpoint were down.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
@@ -113,11 +113,13 @@ assert values["newscls_llm_refused_titles_total"] == 30, values
 assert values["newscls_llm_failed_titles_total"] == 6, values
 assert values["newscls_llm_cache_hits_total"] == 3, values
 assert values["newscls_llm_cost_usd_total"] > 0, values
+assert values["newscls_llm_endpoint_paused"] == 0, values  # not yet 25 titles in a row unanswered
 PY
 python3 -c 'import json; print(json.dumps({"titles": ["停机期间的新标题%d" % i for i in range(30)]}, ensure_ascii=False))' >"$dir/thirty.json"
 call 500 "$dir/down30.json" POST /v1/classify -H 'Content-Type: application/json' --data-binary "@$dir/thirty.json"
 assert_contains "$dir/serve.log" "titles in a row got no answer from $LLM_URL"
 call 200 "$dir/before.txt" GET /metrics
+assert_contains "$dir/before.txt" 'newscls_llm_endpoint_paused{model="llm"} 1'
 post_json 500 "$dir/paused.json" '{"titles":["暂停期间的另一个新标题"]}'
 call 200 "$dir/after.txt" GET /metrics
 llm_counter() { sed -n "s/^newscls_llm_$1_total{model=\"llm\"} //p" "$2"; }
@@ -131,6 +133,7 @@ call 200 "$dir/probed.txt" GET /metrics
 assert_eq "$(($(llm_counter requests "$dir/after.txt") + 1))" "$(llm_counter requests "$dir/probed.txt")" \
   "after the pause, one request tells the endpoint is still down"
 assert_contains "$dir/serve.log" "still gives no answer"
+assert_contains "$dir/probed.txt" 'newscls_llm_endpoint_paused{model="llm"} 1'
 stop_server TERM
 echo "一个从未问过的新标题" >"$dir/new.txt"
 expect_exit 1 "$dir/predict.err" "$NEWSCLS_BIN" predict --model-dir "$dir/llm" --input "$dir/new.txt" --output "$dir/p.jsonl"

@@ -1,4 +1,6 @@
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -127,6 +129,26 @@ TEST(ServeMetrics, PrometheusTextHasCountersHistogramsAndGauges) {
         "newscls_batch_size_bucket{model=\"fast\\\"text\",le=\"64\"} 1\n",
         "newscls_titles_total{model=\"fast\\\"text\"} 64\n", "newscls_queue_depth{model=\"fast\\\"text\"} 2\n",
         "# TYPE newscls_batch_size histogram\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
+}
+
+// The pause of an LLM's endpoint is a gauge read when rendered: it ends by the clock, with no
+// batch after it, and a batch whose stats hold no pause ends it.
+TEST(ServeMetrics, EndpointPausedGaugeFollowsTheClock) {
+  ServeMetrics m;
+  m.record_requests("long", {{"requests_sent", 3}, {"endpoint_paused_s", 60.0}});
+  m.record_requests("short", {{"requests_sent", 3}, {"endpoint_paused_s", 0.05}});
+  m.record_requests("up", {{"requests_sent", 3}});
+  std::string text = m.render({});
+  for (const char* line : {"# TYPE newscls_llm_endpoint_paused gauge\n", "newscls_llm_endpoint_paused{model=\"long\"} 1\n",
+                           "newscls_llm_endpoint_paused{model=\"short\"} 1\n", "newscls_llm_endpoint_paused{model=\"up\"} 0\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  m.record_requests("long", {{"requests_sent", 1}});  // the probe was answered
+  text = m.render({});
+  for (const char* line : {"newscls_llm_endpoint_paused{model=\"long\"} 0\n", "newscls_llm_endpoint_paused{model=\"short\"} 0\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
   }
 }
