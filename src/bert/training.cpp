@@ -453,6 +453,8 @@ nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& 
   if (checkpoints && job.resume && read_checkpoint(job.checkpoint_dir, s, r.live, r.best, r.optimizer)) {
     spdlog::info("resuming fine-tuning at epoch {} (step {})", s.next_epoch + 1, s.step);
     if (!s.history.empty() && s.history.back().contains("wall_seconds")) r.resumed_seconds = s.history.back()["wall_seconds"];
+    // The loss average goes on from the epoch that ended there, as in a run never interrupted.
+    if (!s.history.empty() && s.history.back().contains("train_loss")) r.ema_loss = s.history.back()["train_loss"];
   }
   // Every rank reads the checkpoint from work_dir (shared, or copied to each machine).
   if (job.comm != nullptr) job.comm->check_same(s.step, "the step to resume from (each needs <out>.work/bert_checkpoint)");

@@ -2,7 +2,8 @@
 # A bert training run killed with SIGKILL mid-epoch leaves no bundle; rerun with --resume it
 # continues from its last end-of-epoch checkpoint and ends with the same model as a run that
 # was never interrupted (shuffling and dropout are seeded per epoch). Its manifest keeps the
-# first process's pretraining figures and counts its time in train_seconds.
+# first process's pretraining figures and counts its time in train_seconds; its epochs' loss
+# averages are the uninterrupted run's.
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch)
 make_slice "$dir/data" 3000 50
@@ -42,5 +43,8 @@ assert b["pretrain_steps"] == a["pretrain_steps"] == 20 and b["pretrain_resumed"
 epoch = int(re.search(r"resuming fine-tuning at epoch (\d+)", open(sys.argv[3]).read()).group(1))
 assert b["resumed_seconds"] == b["history"][epoch - 2]["wall_seconds"] > 0, (epoch, b)
 assert b["train_seconds"] > b["resumed_seconds"], b
+# each epoch's loss average and dev score as the uninterrupted run's (the average restarted)
+for x, y in zip(a["history"], b["history"]):
+    assert abs(x["train_loss"] - y["train_loss"]) < 1e-9 and x["dev_macro_f1"] == y["dev_macro_f1"], (a["history"], b["history"])
 PY
 echo "bert kill and resume: ok"
