@@ -9,7 +9,8 @@
 # A request split over micro-batches by --max-batch is judged whole, as one batch would be.
 # An endpoint that left 25 titles in a row unanswered is asked nothing for backoff_max_s: a
 # request then fails at once (it waited out every title's retries); after the pause one title,
-# asked once, finds it still down; /metrics shows the pause as a gauge. Refusals (a 400 for one title) are answers, not an outage: 30
+# asked once, finds it still down; /metrics shows the pause as a gauge. An answered title
+# before the failing ones in one call does not hide them. Refusals (a 400 for one title) are answers, not an outage: 30
 # in one batch were stopped after 25 as if the endpoint were down.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
@@ -19,7 +20,8 @@ llm_slice "$dir/data" 500
 failing="一个端点总是失败的标题"
 python3 - "$dir/script.json" "$failing" <<'PY'
 import json, sys
-script = {sys.argv[2]: "500", **{"被拒绝的标题%d" % i: "400" for i in range(30)}}
+script = {sys.argv[2]: "500", **{"被拒绝的标题%d" % i: "400" for i in range(30)},
+          **{"总是失败的标题%d" % i: "500" for i in range(60)}}
 json.dump(script, open(sys.argv[1], "w"), ensure_ascii=False)
 PY
 start_llm_server "$dir" --truth "$dir/data/test.txt" --truth "$dir/data/dev.txt" --truth "$dir/data/train.txt" \
@@ -27,7 +29,7 @@ start_llm_server "$dir" --truth "$dir/data/test.txt" --truth "$dir/data/dev.txt"
 "$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/llm" --set "base_url=$LLM_URL" \
   --set "cache_path=$dir/cache.sqlite" --set max_retries=1 --set timeout_s=2 --set backoff_max_s=5 >/dev/null 2>"$dir/err" ||
   { cat "$dir/err" >&2; fail "llm training"; }
-for i in 1 2 3 4 5; do  # train titles: not asked by train, so serve asks them
+for i in 1 2 3 4 5 6; do  # train titles: not asked by train, so serve asks them
   title[i]=$(sed -n "${i}p" "$dir/data/train.txt" | cut -f1)
 done
 # At --max-batch 1 the failing title is a call of its own, with no answer at all: it was an
@@ -39,6 +41,25 @@ assert_eq "True unknown True" \
   "a request split by --max-batch 1: its answered title and its failed one"
 post_json 500 "$dir/split_alone.json" "{\"titles\":[\"$failing\"]}"
 assert_contains "$dir/split_alone.json" "prediction_failed"
+stop_server TERM
+# An answered title first in a call does not hide the titles in a row that fail after it (the
+# row was counted per call, and a reply anywhere in it reset the count): the endpoint is paused,
+# and the next request sends nothing.
+start_server "$dir/serve_row.log" --model-dir "$dir/llm"
+python3 - "${title[6]}" >"$dir/row.json" <<'PY'
+import json, sys
+print(json.dumps({"titles": [sys.argv[1]] + ["总是失败的标题%d" % i for i in range(60)]}, ensure_ascii=False))
+PY
+call 200 "$dir/row_out.json" POST /v1/classify -H 'Content-Type: application/json' --data-binary "@$dir/row.json"
+assert_eq "True 60" "$(json_get "$dir/row_out.json" '*[j["results"][0]["label_id"] >= 0, sum(bool(r.get("failed")) for r in j["results"])]')" \
+  "the answered title and 60 failed ones"
+assert_contains "$dir/serve_row.log" "titles in a row got no answer from $LLM_URL"
+call 200 "$dir/row_before.txt" GET /metrics
+post_json 500 "$dir/row_paused.json" "{\"titles\":[\"$failing\"]}"
+call 200 "$dir/row_after.txt" GET /metrics
+sent() { sed -n 's/^newscls_llm_requests_total{model="llm"} //p' "$1"; }
+assert_eq "$(sent "$dir/row_before.txt")" "$(sent "$dir/row_after.txt")" "requests sent while paused"
+assert_contains "$dir/row_after.txt" 'newscls_llm_endpoint_paused{model="llm"} 1'
 stop_server TERM
 start_server "$dir/serve.log" --model-dir "$dir/llm" --max-wait-ms 500
 first=${title[1]}
