@@ -112,6 +112,10 @@ class Classifier {
   // rather than write "unknown" everywhere). After this, such titles come back marked `failed`
   // instead, for the caller to judge: serve each request, a cascade by its earlier members.
   virtual void tolerate_outages() {}
+  // Tolerating outages, an LLM endpoint that left titles in a row unanswered is asked nothing
+  // for a while: the seconds left of that pause now (0: not paused). Live state, not a count:
+  // serve's /metrics shows it; run_stats and the files written from them do not hold it.
+  virtual double endpoint_paused_s() const { return 0; }
 
   virtual void save(BundleWriter& bundle) const = 0;
   virtual void load(const Bundle& bundle) = 0;

@@ -17,10 +17,6 @@ bool sends_requests(const nlohmann::json& run_stats);
 // serve's /metrics shows each, with cost_usd).
 inline constexpr const char* kRequestCounts[] = {"requests_sent",   "retries",       "cache_hits",
                                                  "unknown_replies", "failed_titles", "refused_titles"};
-// Not a count: seconds left of the pause of an endpoint taken for down (after titles in a row
-// with no answer), in the run_stats of a model whose endpoint is paused now; a cascade holds
-// its members' longest. serve's /metrics shows it as a gauge.
-inline constexpr const char* kEndpointPausedKey = "endpoint_paused_s";
 // run_stats holds "requests_sent".
 std::string requests_line(const nlohmann::json& run_stats);
 // "12 title(s) got no answer from the LLM and are predicted unknown" (a cascade: by its earlier

@@ -25,6 +25,8 @@ std::unique_ptr<Classifier> make_classifier();
 nlohmann::json default_config();
 
 constexpr const char* kEncoderFamily = "bert-encoder";
+// A fine-tuned float bundle's weights payload (an int8 one holds weights.int8.bin instead).
+constexpr const char* kWeightsPayload = "weights.bin";
 
 // Builds the vocabulary, pretrains for pretrain_epochs (capped by pretrain_max_steps) and
 // commits the encoder bundle to out_dir. Returns the training facts.

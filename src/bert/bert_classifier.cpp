@@ -33,7 +33,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kVocabPayload = "vocab.bin";
-constexpr const char* kWeightsPayload = "weights.bin";
 constexpr const char* kEncoderPayload = "encoder.bin";
 constexpr const char* kHfPrefix = "hf:";
 // Manifest labels of an imported encoder (a manifest needs two), as transformers names them.

@@ -22,7 +22,6 @@
 namespace newscls::bert {
 namespace {
 
-constexpr const char* kWeightsPayload = "weights.bin";
 constexpr int kUnlabelled = -100;  // a title of --unlabelled: soft labels only
 
 struct DistillSettings {
@@ -51,7 +50,6 @@ DistillSettings parse_distill(const nlohmann::json& c) {
   s.max_steps = config_int(c, "max_steps", 0, 1LL << 40);
   return s;
 }
-
 
 // The student's options: the teacher's, with the settings' architecture and schedule.
 Options student_options(const FloatBert& t, const DistillSettings& s) {
@@ -166,8 +164,7 @@ torch::Tensor soft_labels(const CompressRequest& r, const std::vector<std::strin
 
 void write_student(const CompressRequest& r, const FloatBert& t, ClassifierModel& student, const Options& o,
                    const nlohmann::json& facts) {
-  nlohmann::json config = strip_docs(default_options_json());  // every key, today's defaults under the teacher's
-  config.update(t.config);
+  nlohmann::json config = t.config;  // a key the teacher predates stays absent: the student has its neutral value too
   set_architecture(config, o.arch);
   config["epochs"] = o.epochs;
   config["lr"] = o.lr;

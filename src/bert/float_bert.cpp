@@ -9,26 +9,17 @@
 #include "newscls/error.h"
 
 namespace newscls::bert {
-namespace {
-
-constexpr const char* kWeightsPayload = "weights.bin";
-
-}  // namespace
 
 FloatBert load_float_bert(const Bundle& bundle, const std::shared_ptr<MaskRng>& rng) {
-  if (bundle.manifest().family != family().name()) {
-    throw ModelFormatError(bundle.dir(), "holds a " + bundle.manifest().family + " model; compress needs a " +
-                                             family().name() + " bundle");
-  }
   refuse_int8_source(bundle);
+  // The compress workflow refuses it first (require_classes); the same words if called otherwise.
+  if (const std::string why = family().without_classes(bundle); !why.empty()) throw ModelFormatError(bundle.dir(), why);
   FloatBert b;
   b.manifest = bundle.manifest();
   b.config = strip_docs(b.manifest.config);
   b.options = parse_options(b.config);
-  if (!b.options.classifier) {
-    throw ModelFormatError(bundle.dir(), "is an encoder without a classifier head; compress a fine-tuned bundle");
-  }
   b.tokenizer = TitleTokenizer::load(bundle, b.options.tokenizer);
+  b.tokenizer->set_fold_punctuation(b.options.fold_punctuation);
   b.options.arch.vocab_size = std::max(b.options.arch.vocab_size, b.tokenizer->size());
   b.classes = static_cast<std::int64_t>(b.manifest.labels.size());
   b.model = ClassifierModel(b.options.arch, b.classes, rng);

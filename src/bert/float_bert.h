@@ -1,6 +1,7 @@
 // A fine-tuned float bert read from its bundle: what compress's methods (quantize, prune,
 // distill) start from. Its options come from the bundle's own config, as loading it for
-// predict reads them (a key the bundle predates keeps its neutral value, not today's default).
+// predict reads them (a key the bundle predates keeps its neutral value, not today's default),
+// and its tokenizer folds punctuation when the bundle does.
 //
 //   FloatBert b = load_float_bert(Bundle::open(dir), std::make_shared<MaskRng>(seed));
 //   torch::Tensor probs = predict_probs(b.model, encode_titles(*b.tokenizer, titles, max_len), 64);
@@ -29,8 +30,8 @@ struct FloatBert {
   std::int64_t classes = 0;
 };
 
-// Refuses, naming the bundle, one of another family, one holding int8 weights (compress the
-// float bundle it came from) and an encoder without a classifier head.
+// Refuses, naming the bundle, one holding int8 weights (compress the float bundle it came from)
+// and an encoder without a classifier head.
 FloatBert load_float_bert(const Bundle& bundle, const std::shared_ptr<MaskRng>& rng);
 
 }  // namespace newscls::bert

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "bert/bert.h"
 #include "bert/compress.h"
 #include "bert/float_bert.h"
 #include "bert/prune.h"
@@ -52,8 +53,6 @@ nlohmann::json prune_defaults() {
 
 namespace {
 
-constexpr const char* kWeights = "weights.bin";
-
 struct PruneSettings {
   nlohmann::json used;
   double prune_heads = 0, max_dev_drop = -1;
@@ -93,7 +92,6 @@ PruneSettings read_settings(const std::vector<std::string>& overrides) {
   s.recover_max_steps = config_int(c, "recover_max_steps", 0, 1LL << 40);
   return s;
 }
-
 
 HeadsKept without(HeadsKept kept, const std::vector<std::pair<std::int64_t, std::int64_t>>& removed) {
   for (auto [l, h] : removed) kept[l].erase(std::find(kept[l].begin(), kept[l].end(), h));
@@ -273,7 +271,7 @@ nlohmann::json prune_bundle(const CompressRequest& r) {
 
   BundleWriter writer(r.out_dir);
   b.tokenizer->save(writer, arch.vocab_size);
-  save_tensors(writer.payload_path(kWeights), named_state(*pruned));
+  save_tensors(writer.payload_path(kWeightsPayload), named_state(*pruned));
   write_file_atomic(writer.file_path("head_importance.svg"),
                     importance_heatmap_svg(plan.importance, kept, "head importance on dev (Michel et al. 2019)"));
   write_file_atomic(writer.file_path("prune_dev_accuracy.svg"),

@@ -134,6 +134,7 @@ class CascadeClassifier final : public Classifier {
   void load(const Bundle& bundle) override;
   nlohmann::json run_stats() const override;
   void reset_run_stats() override;
+  double endpoint_paused_s() const override;
 
  private:
   void open_members(const std::vector<std::string>& dirs, const std::vector<std::string>* labels,
@@ -388,11 +389,16 @@ nlohmann::json CascadeClassifier::run_stats() const {
     for (const char* key : kRequestCounts) {
       if (stats.contains(key)) j[key] = j.value(key, 0LL) + stats[key].get<long long>();
     }
-    if (stats.contains(kEndpointPausedKey)) {
-      j[kEndpointPausedKey] = std::max(j.value(kEndpointPausedKey, 0.0), stats[kEndpointPausedKey].get<double>());
-    }
   }
   return j;
+}
+
+double CascadeClassifier::endpoint_paused_s() const {
+  double longest = 0;
+  for (const Member& m : members_) {
+    if (m.model) longest = std::max(longest, m.model->endpoint_paused_s());  // one still loading has asked nothing
+  }
+  return longest;
 }
 
 void CascadeClassifier::reset_run_stats() {

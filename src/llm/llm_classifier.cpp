@@ -14,7 +14,6 @@
 #include "newscls/atomic_file.h"
 #include "newscls/data.h"
 #include "newscls/error.h"
-#include "newscls/request_stats.h"
 
 namespace newscls::llm {
 namespace {
@@ -227,8 +226,11 @@ void LlmClassifier::fail(const Pending& pending, std::vector<Prediction>& out) {
   for (std::size_t row : pending.rows) out[row].failed = true;
 }
 
-bool LlmClassifier::endpoint_paused() const {
-  return tolerate_outages_ && std::chrono::steady_clock::now() < paused_until_;
+bool LlmClassifier::endpoint_paused() const { return endpoint_paused_s() > 0; }
+
+double LlmClassifier::endpoint_paused_s() const {
+  if (!tolerate_outages_) return 0;
+  return std::max(0.0, std::chrono::duration<double>(paused_until_ - std::chrono::steady_clock::now()).count());
 }
 
 void LlmClassifier::pause_if_down(const std::string& why) {
@@ -352,9 +354,6 @@ nlohmann::json LlmClassifier::run_stats() const {
   j["model"] = config_.request.model;
   if (prompt_) j["prompt_version"] = prompt_->version();
   j["concurrency"] = config_.concurrency;
-  if (endpoint_paused()) {
-    j[kEndpointPausedKey] = std::chrono::duration<double>(paused_until_ - std::chrono::steady_clock::now()).count();
-  }
   return j;
 }
 

@@ -36,6 +36,7 @@ class LlmClassifier : public Classifier {
   std::vector<Prediction> predict_batch(const std::vector<std::string>& titles) override;
   std::size_t preferred_batch_size() const override;
   void tolerate_outages() override { tolerate_outages_ = true; }
+  double endpoint_paused_s() const override;
   void save(BundleWriter& bundle) const override;
   void load(const Bundle& bundle) override;
   nlohmann::json run_stats() const override;

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <charconv>
 
-#include "newscls/request_stats.h"
-
 namespace newscls::serve {
 namespace {
 
@@ -76,6 +74,9 @@ void ServeMetrics::record_batch(const std::string& model, std::size_t titles) {
 void ServeMetrics::record_reload(bool ok) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++(ok ? reloads_ok_ : reloads_failed_);
+  if (ok) {  // the models loaded again start unpaused
+    for (auto& [model, until] : paused_until_) until = std::chrono::steady_clock::time_point{};
+  }
 }
 
 // The run_stats counts /metrics adds up, with their metric names and help.
@@ -104,9 +105,12 @@ void ServeMetrics::record_requests(const std::string& model, const nlohmann::jso
     const auto it = run_stats.find(c.key);
     if (it != run_stats.end() && it->is_number()) totals[c.key] += it->get<double>();
   }
-  const auto now = std::chrono::steady_clock::now();
-  const double paused_s = run_stats.value(kEndpointPausedKey, 0.0);
-  paused_until_[model] = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(paused_s));
+}
+
+void ServeMetrics::record_pause(const std::string& model, double paused_s) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  paused_until_[model] = std::chrono::steady_clock::now() +
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(paused_s));
 }
 
 void ServeMetrics::render_requests_sent(std::string& out) const {

@@ -43,9 +43,11 @@ class ServeMetrics {
   void record_batch(const std::string& model, std::size_t titles);
   void record_reload(bool ok);
   // Adds a batch's run_stats (a classifier's counts since its last reset): requests_sent,
-  // retries, cache_hits, failed_titles, unknown_replies and cost_usd, those it holds; and
-  // whether its endpoint is paused, and until when (kEndpointPausedKey).
+  // retries, cache_hits, failed_titles, unknown_replies and cost_usd, those it holds.
   void record_requests(const std::string& model, const nlohmann::json& run_stats);
+  // The seconds left of the pause of the model's LLM endpoint (Classifier::endpoint_paused_s),
+  // after a batch; the gauge reads the clock against it when rendered. A reload ends every pause.
+  void record_pause(const std::string& model, double paused_s);
   std::string render(const std::vector<std::pair<std::string, std::size_t>>& queue_depths) const;
 
  private:

@@ -37,8 +37,8 @@ void refuse_repeated_dirs(const std::vector<std::string>& dirs) {
 }
 
 // After each batch, thrown or not: a model that sends requests (an LLM, a cascade with one)
-// adds the batch's counts to /metrics and starts counting again, so its run_stats (and the
-// latencies they keep) do not grow for as long as the server runs.
+// adds the batch's counts and its endpoint's pause to /metrics and starts counting again, so
+// its run_stats (and the latencies they keep) do not grow for as long as the server runs.
 class RequestsAfterBatch {
  public:
   RequestsAfterBatch(Classifier& model, ServeMetrics* metrics, const std::string& name)
@@ -47,7 +47,10 @@ class RequestsAfterBatch {
     try {
       const nlohmann::json stats = model_.run_stats();
       if (!sends_requests(stats)) return;
-      if (metrics_ != nullptr) metrics_->record_requests(name_, stats);
+      if (metrics_ != nullptr) {
+        metrics_->record_requests(name_, stats);
+        metrics_->record_pause(name_, model_.endpoint_paused_s());
+      }
       model_.reset_run_stats();
     } catch (const std::exception&) {  // counting must not turn a batch's answer into an error
     }

@@ -64,6 +64,7 @@ class TemperatureClassifier : public Classifier {
   std::size_t preferred_batch_size() const override { return inner_->preferred_batch_size(); }
   void set_threads(int threads) override { inner_->set_threads(threads); }
   void tolerate_outages() override { inner_->tolerate_outages(); }
+  double endpoint_paused_s() const override { return inner_->endpoint_paused_s(); }
   void save(BundleWriter& bundle) const override { inner_->save(bundle); }
   void load(const Bundle& bundle) override { inner_->load(bundle); }
   nlohmann::json run_stats() const override { return inner_->run_stats(); }

@@ -2,7 +2,7 @@
 # compress --method distill on an imported Hugging Face classifier (bert-tiny-cls): a 1-layer
 # student initialised from the teacher, with the attention term and extra unlabelled titles,
 # that info, eval and predict use like any bundle; an unknown --set key is refused naming it; a
-# bundle older than a config key is distilled as predict reads it.
+# bundle older than a config key, or folding punctuation, is distilled as predict reads it.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hf_lib.sh"
 dir=$(scratch)
@@ -55,6 +55,24 @@ PY
 "$bin" compress --model-dir "$dir/old" --method distill --out "$dir/student_old" --data "$dir/data" --threads 1 \
   --set layers=1 --set max_steps=3 --speed-titles 20 >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "distill the older bundle"; }
 assert_eq 0 "$(json_get "$dir/student_old/manifest.json" 'j["config"]["bigram_buckets"]')" "the student of the older bundle: no bigram table"
+# A bundle that folds punctuation is read folding, as predict reads it: a student on hard labels
+# (alpha 0) learnt the same weights from a folding teacher and from its copy that does not fold.
+"$bin" train --model bert --data "$dir/data" --out "$dir/fold" --threads 1 --set layers=1 --set hidden=16 --set heads=2 \
+  --set ff=32 --set max_len=32 --set bigram_buckets=64 --set pretrain_epochs=0 --set max_steps=2 \
+  --set fold_punctuation=true >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "train a folding bert"; }
+cp -r "$dir/fold" "$dir/nofold"
+python3 - "$dir/nofold/manifest.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1], encoding="utf-8"))
+m["config"]["fold_punctuation"] = False
+json.dump(m, open(sys.argv[1], "w", encoding="utf-8"), ensure_ascii=False)
+PY
+for teacher in fold nofold; do
+  "$bin" compress --model-dir "$dir/$teacher" --method distill --out "$dir/student_$teacher" --data "$dir/data" --threads 1 \
+    --set layers=1 --set alpha=0 --set max_steps=3 --speed-titles 20 >/dev/null 2>"$dir/err" ||
+    { cat "$dir/err" >&2; fail "distill the $teacher bundle"; }
+done
+cmp -s "$dir/student_fold/weights.bin" "$dir/student_nofold/weights.bin" && fail "distill ignored the teacher's fold_punctuation"
 # A pruned teacher (layers with different head counts): the student takes the widths it is
 # given, not the teacher's head layout, and with soft labels it joins no titles.
 "$bin" compress --model-dir "$dir/teacher" --method prune --out "$dir/pruned" --data "$dir/data" --threads 1 \

@@ -9,7 +9,7 @@
 # A request split over micro-batches by --max-batch is judged whole, as one batch would be.
 # An endpoint that left 25 titles in a row unanswered is asked nothing for backoff_max_s: a
 # request then fails at once (it waited out every title's retries); after the pause one title,
-# asked once, finds it still down; /metrics shows the pause as a gauge. An answered title
+# asked once, finds it still down; /metrics shows the pause as a gauge, which a reload ends. An answered title
 # before the failing ones in one call does not hide them. Refusals (a 400 for one title) are answers, not an outage: 30
 # in one batch were stopped after 25 as if the endpoint were down.
 source "$(dirname "$0")/lib.sh"
@@ -60,6 +60,10 @@ call 200 "$dir/row_after.txt" GET /metrics
 sent() { sed -n 's/^newscls_llm_requests_total{model="llm"} //p' "$1"; }
 assert_eq "$(sent "$dir/row_before.txt")" "$(sent "$dir/row_after.txt")" "requests sent while paused"
 assert_contains "$dir/row_after.txt" 'newscls_llm_endpoint_paused{model="llm"} 1'
+kill -HUP "$server_pid"  # the models loaded again are not paused (the gauge kept saying so)
+for _ in $(seq 300); do grep -qF "reloaded 1 model" "$dir/serve_row.log" && break; sleep 0.1; done
+call 200 "$dir/row_reloaded.txt" GET /metrics
+assert_contains "$dir/row_reloaded.txt" 'newscls_llm_endpoint_paused{model="llm"} 0'
 stop_server TERM
 start_server "$dir/serve.log" --model-dir "$dir/llm" --max-wait-ms 500
 first=${title[1]}

@@ -1,6 +1,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -134,23 +135,31 @@ TEST(ServeMetrics, PrometheusTextHasCountersHistogramsAndGauges) {
 }
 
 // The pause of an LLM's endpoint is a gauge read when rendered: it ends by the clock, with no
-// batch after it, and a batch whose stats hold no pause ends it.
+// batch after it; a batch with no pause ends it, and so does a reload.
 TEST(ServeMetrics, EndpointPausedGaugeFollowsTheClock) {
   ServeMetrics m;
-  m.record_requests("long", {{"requests_sent", 3}, {"endpoint_paused_s", 60.0}});
-  m.record_requests("short", {{"requests_sent", 3}, {"endpoint_paused_s", 0.05}});
-  m.record_requests("up", {{"requests_sent", 3}});
-  std::string text = m.render({});
-  for (const char* line : {"# TYPE newscls_llm_endpoint_paused gauge\n", "newscls_llm_endpoint_paused{model=\"long\"} 1\n",
-                           "newscls_llm_endpoint_paused{model=\"short\"} 1\n", "newscls_llm_endpoint_paused{model=\"up\"} 0\n"}) {
-    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  for (const auto& [model, paused_s] : {std::pair{"long", 60.0}, std::pair{"short", 0.5}, std::pair{"up", 0.0},
+                                        std::pair{"reloaded", 60.0}}) {
+    m.record_requests(model, {{"requests_sent", 3}});
+    m.record_pause(model, paused_s);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  m.record_requests("long", {{"requests_sent", 1}});  // the probe was answered
-  text = m.render({});
-  for (const char* line : {"newscls_llm_endpoint_paused{model=\"long\"} 0\n", "newscls_llm_endpoint_paused{model=\"short\"} 0\n"}) {
-    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
-  }
+  const auto gauge = [&m](const std::string& model) {
+    const std::string text = m.render({});
+    const std::string head = "newscls_llm_endpoint_paused{model=\"" + model + "\"} ";
+    const std::size_t at = text.find(head);
+    return at == std::string::npos ? std::string("absent") : text.substr(at + head.size(), 1);
+  };
+  EXPECT_NE(m.render({}).find("# TYPE newscls_llm_endpoint_paused gauge\n"), std::string::npos);
+  EXPECT_EQ("1", gauge("long"));
+  EXPECT_EQ("1", gauge("short"));
+  EXPECT_EQ("0", gauge("up"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  EXPECT_EQ("0", gauge("short"));  // ended by the clock
+  m.record_pause("long", 0.0);     // the probe was answered
+  EXPECT_EQ("0", gauge("long"));
+  EXPECT_EQ("1", gauge("reloaded"));
+  m.record_reload(true);
+  EXPECT_EQ("0", gauge("reloaded"));
 }
 
 }  // namespace
