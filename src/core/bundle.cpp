@@ -7,6 +7,7 @@
 #include <map>
 
 #include "newscls/atomic_file.h"
+#include "newscls/bundle_files.h"
 #include "newscls/error.h"
 #include "newscls/interrupt.h"
 #include "newscls/sha256.h"
@@ -57,17 +58,12 @@ std::string without_temp_suffix(const std::string& name) {
 
 // An attention dump's files: "12.json", "12.npy", "12.html", its index, a staging folder.
 bool is_dump_entry(const std::string& name) {
-  if (name == "dumps.json" || name.rfind(".dumping.", 0) == 0) return true;
-  const std::size_t dot = name.find('.');
-  const std::string stem = name.substr(0, dot), ext = dot == std::string::npos ? "" : name.substr(dot);
-  return !stem.empty() && std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-         (ext == ".json" || ext == ".npy" || ext == ".html");
+  return name == kDumpIndexFile || name.rfind(std::string(kDumpStagingPrefix) + ".", 0) == 0 ||
+         dump_file_index(name).has_value();
 }
 
 bool is_eval_file(const std::string& name) {
-  static const char* const kEval[] = {"metrics.json", "confusion.svg", "reliability.svg", "risk_coverage.svg",
-                                      "predictions.tsv"};
-  return std::find(std::begin(kEval), std::end(kEval), name) != std::end(kEval);
+  return std::find(std::begin(kEvalFiles), std::end(kEvalFiles), name) != std::end(kEvalFiles);
 }
 
 // Adds to `foreign` what in folder `dir` (shown as `shown`) newscls did not write: at a bundle's
@@ -385,6 +381,17 @@ std::string Bundle::payload_path(const std::string& name) const {
     throw ModelFormatError(dir_ + "/manifest.json", "lists no payload '" + name + "'");
   }
   return dir_ + "/" + name;
+}
+
+std::optional<std::size_t> dump_file_index(const std::string& name) {
+  const fs::path file(name);
+  const std::string stem = file.stem().string(), extension = file.extension().string();
+  const bool title_file =
+      std::find(std::begin(kDumpExtensions), std::end(kDumpExtensions), extension) != std::end(kDumpExtensions) &&
+      !stem.empty() && stem.size() <= 18 && std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+      (stem.size() == 1 || stem[0] != '0');
+  if (!title_file) return std::nullopt;
+  return static_cast<std::size_t>(std::stoull(stem));
 }
 
 }  // namespace newscls

@@ -12,6 +12,7 @@
 
 #include "newscls/atomic_file.h"
 #include "newscls/bundle.h"
+#include "newscls/bundle_files.h"
 #include "newscls/compress_workflow.h"
 #include "newscls/config.h"
 #include "newscls/registry.h"
@@ -78,7 +79,7 @@ bool other_test_file(const std::string& recorded, const std::string& test_path) 
 // The report reads metrics.json as training wrote it; a later `eval` into the bundle (the
 // default --out) may have put another split, file or calibration there. Empty when it is training's.
 std::string metrics_not_training(const std::string& dir, const Manifest& m, const RunData& data) {
-  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/metrics.json"), nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/" + kMetricsFile), nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return "its metrics.json is not a JSON object";
   if (j.value("split", nlohmann::json()) != "test" || !j.value("data", nlohmann::json()).is_string() ||
       other_test_file(j["data"].get<std::string>(), data.test_path)) {
@@ -104,7 +105,7 @@ bool same_config(const std::string& family_name, const Manifest& m, const nlohma
 
 // Empty when the bundle in dir is complete and was trained as this run asks; else why not.
 std::string not_resumable(const std::string& dir, const Expected& want) {
-  for (const char* file : {"metrics.json", "predictions.tsv"}) {
+  for (const char* file : {kMetricsFile, kPredictionsFile}) {
     if (!fs::exists(dir + "/" + file)) return std::string("no ") + file + " yet";
   }
   try {
@@ -213,7 +214,7 @@ StageResult run_stage(const PipelineRequest& request, const PlannedStage& stage,
 
 // Its source stage was resumed too (else the compression is of an older bundle).
 bool compression_complete(const std::string& dir, const RunData& data) {
-  if (!fs::exists(dir + "/compression.json") || !fs::exists(dir + "/metrics.json")) return false;
+  if (!fs::exists(dir + "/compression.json") || !fs::exists(dir + "/" + kMetricsFile)) return false;
   try {
     const Bundle bundle = Bundle::open(dir);
     const std::string why = metrics_not_training(dir, bundle.manifest(), data);

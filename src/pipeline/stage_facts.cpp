@@ -6,6 +6,7 @@
 
 #include "newscls/atomic_file.h"
 #include "newscls/bundle.h"
+#include "newscls/bundle_files.h"
 #include "newscls/error.h"
 
 namespace fs = std::filesystem;
@@ -42,7 +43,7 @@ StageFacts read_stage_facts(const StageResult& result, const std::string& run_di
   facts.dir = run_dir + "/" + result.stage;
   if (result.status != StageStatus::kDone && result.status != StageStatus::kResumed) return facts;
   try {
-    facts.metrics = nlohmann::json::parse(read_file(facts.dir + "/metrics.json"));
+    facts.metrics = nlohmann::json::parse(read_file(facts.dir + "/" + kMetricsFile));
     facts.has_metrics = true;
     const Bundle bundle = Bundle::open(facts.dir);
     facts.bundle_bytes = bundle.total_bytes();

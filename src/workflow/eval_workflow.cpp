@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "newscls/atomic_file.h"
+#include "newscls/bundle_files.h"
 #include "newscls/config.h"
 #include "newscls/error.h"
 #include "newscls/interrupt.h"
@@ -210,12 +211,6 @@ nlohmann::json eval_report_json(const EvalOutcome& outcome, const Classifier& mo
 
 namespace {
 
-// What write_eval_files writes next to metrics.json (reliability and risk_coverage when there are figures for them).
-constexpr const char* kPredictionsFile = "predictions.tsv";
-constexpr const char* kConfusionFile = "confusion.svg";
-constexpr const char* kReliabilityFile = "reliability.svg";
-constexpr const char* kRiskCoverageFile = "risk_coverage.svg";
-
 std::string folder_of(const std::string& metrics_path) {
   const std::string dir = fs::path(metrics_path).parent_path().string();
   return dir.empty() ? "." : dir;
@@ -354,23 +349,9 @@ void dump_attention_of(Classifier& model, const Dataset& data, const EvalOutcome
   spdlog::info("attention of {} titles written to {}", n, dir);
 }
 
-constexpr const char* kDumpIndex = "dumps.json";
-constexpr const char* kDumpExtensions[] = {".json", ".npy", ".html"};  // one title's files
-
-// "12.npy" -> 12; nullopt for a name that is not one of a dump's files.
-std::optional<std::size_t> dump_index(const fs::path& file) {
-  const std::string stem = file.stem().string(), extension = file.extension().string();
-  if (std::find(std::begin(kDumpExtensions), std::end(kDumpExtensions), extension) == std::end(kDumpExtensions) || stem.empty() || stem.size() > 18 ||
-      !std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-      (stem.size() > 1 && stem[0] == '0')) {
-    return std::nullopt;
-  }
-  return static_cast<std::size_t>(std::stoull(stem));
-}
-
 // How many titles the last dump into dir wrote, by its index file (0 without one).
 std::size_t dumped_before(const std::string& dir) {
-  const std::string path = dir + "/" + kDumpIndex;
+  const std::string path = dir + "/" + kDumpIndexFile;
   if (!fs::is_regular_file(path)) return 0;
   const nlohmann::json j = nlohmann::json::parse(read_file(path), nullptr, /*allow_exceptions=*/false);
   return j.is_object() && j.value("titles", nlohmann::json()).is_number_unsigned() ? j["titles"].get<std::size_t>() : 0;
@@ -391,7 +372,7 @@ void refuse_dump_over_others(const std::string& dir, std::size_t n) {
       }
       if (i >= before) {
         throw IoError(target.string(), std::string("was not written by an earlier dump into ") + dir + " (by its " +
-                                           kDumpIndex + "); the dump would replace it: move it, or choose another --out");
+                                           kDumpIndexFile + "); the dump would replace it: move it, or choose another --out");
       }
     }
   }
@@ -411,7 +392,7 @@ namespace {
 void dump_through_staging(Classifier& model, const std::vector<std::string>& titles, const std::string& dir) {
   const std::size_t before = dumped_before(dir);
   // Moved into place only when all are written: an interrupted run leaves the earlier dump.
-  const StagingFolder staging(dir, ".dumping");
+  const StagingFolder staging(dir, kDumpStagingPrefix);
   constexpr std::size_t kChunk = 16;  // a title's dump takes milliseconds: SIGINT is seen at once
   for (std::size_t first = 0; first < titles.size(); first += kChunk) {
     check_interrupted();
@@ -421,7 +402,7 @@ void dump_through_staging(Classifier& model, const std::vector<std::string>& tit
   sync_tree(staging.path());
   // The files move one by one: until the last has, the index says the folder is a mix (and
   // covers both dumps' files, which the next run may then replace).
-  write_file_atomic(dir + "/" + kDumpIndex,
+  write_file_atomic(dir + "/" + kDumpIndexFile,
                     nlohmann::json{{"titles", std::max(before, titles.size())}, {"complete", false}}.dump() + "\n");
   for (const fs::directory_entry& entry : fs::directory_iterator(staging.path())) {
     fs::rename(entry.path(), fs::path(dir) / entry.path().filename());
@@ -429,11 +410,11 @@ void dump_through_staging(Classifier& model, const std::vector<std::string>& tit
   // Only what the index says an earlier dump wrote: other files in the folder are the user's.
   std::vector<fs::path> stale;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
-    const std::optional<std::size_t> index = dump_index(entry.path().filename());
+    const std::optional<std::size_t> index = dump_file_index(entry.path().filename().string());
     if (index && *index >= titles.size() && *index < before) stale.push_back(entry.path());
   }
   for (const fs::path& path : stale) fs::remove(path);
-  write_file_atomic(dir + "/" + kDumpIndex, nlohmann::json{{"titles", titles.size()}}.dump() + "\n");
+  write_file_atomic(dir + "/" + kDumpIndexFile, nlohmann::json{{"titles", titles.size()}}.dump() + "\n");
 }
 
 }  // namespace
@@ -502,7 +483,7 @@ EvalRun run_eval(const EvalRequest& r) {
   const std::string path = r.input.empty() ? resolve_data_dir(r.data_dir).split(r.split) : r.input;
   if (!r.out.empty()) refuse_folder_spelling("eval --out", r.out);
   // Through a link: the file it names is replaced, and the files beside metrics.json go beside that one.
-  const std::string out = r.out.empty() ? r.model_dir + "/metrics.json" : link_target(r.out);
+  const std::string out = r.out.empty() ? r.model_dir + "/" + kMetricsFile : link_target(r.out);
   std::vector<std::string> data_files;
   if (r.input.empty() || !r.data_dir.empty()) {
     const DataLayout layout = resolve_data_dir(r.data_dir);

@@ -4,6 +4,7 @@
 
 #include "newscls/atomic_file.h"
 #include "newscls/bundle.h"
+#include "newscls/bundle_files.h"
 #include "newscls/config.h"
 #include "newscls/error.h"
 #include "newscls/sha256.h"
@@ -260,7 +261,7 @@ TrainOutcome train_model(const TrainRequest& request) {
   metrics["skipped_lines"] = skipped_lines(splits);
   metrics["calibrated"] = calibrated_by_facts(facts);
   name_stages(metrics, facts);
-  write_eval_files(writer.file_path("metrics.json"), eval, metrics, splits.test, splits.labels,
+  write_eval_files(writer.file_path(kMetricsFile), eval, metrics, splits.test, splits.labels,
                    figure_caption(out_dir, request.family, splits.test.path));
   writer.commit(manifest_for(*model, splits, facts, eval.metrics, data_sha256));
   spdlog::info("wrote bundle {}", out_dir);

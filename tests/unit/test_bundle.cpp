@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <functional>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "newscls/atomic_file.h"
 #include "newscls/binary_io.h"
 #include "newscls/bundle.h"
+#include "newscls/bundle_files.h"
 #include "newscls/error.h"
 #include "newscls/interrupt.h"
 #include "newscls/sha256.h"
@@ -213,6 +215,16 @@ TEST(Bundle, RefusesBadChecksumMissingPayloadNewerVersionAndBadManifest) {
 
 // The bundle a path lies in, at any depth, its own folder included; another program's
 // manifest.json is an ordinary file.
+// The one rule for a title's dump files, which the bundle's checks and the dump share.
+TEST(Bundle, DumpFileIndexNamesOnlyWhatADumpWrites) {
+  EXPECT_EQ(dump_file_index("12.npy"), std::optional<std::size_t>(12));
+  EXPECT_EQ(dump_file_index("0.json"), std::optional<std::size_t>(0));
+  EXPECT_EQ(dump_file_index("7.html"), std::optional<std::size_t>(7));
+  for (const char* other : {"012.json", "x.json", "12.txt", "dumps.json", ".json", "1.2.json", "12"}) {
+    EXPECT_FALSE(dump_file_index(other).has_value()) << other;
+  }
+}
+
 TEST(Bundle, BundleHoldingFindsTheNearestNewsclsBundle) {
   const std::string root = testing::scratch_dir();
   const std::string outer = write_sample_bundle(root + "/outer");
