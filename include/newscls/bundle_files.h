@@ -25,5 +25,11 @@ inline constexpr const char* kDumpExtensions[] = {".json", ".npy", ".html"};  //
 // "12.npy" -> 12; nullopt for a name that is not one of a title's dump files ("012.json",
 // "x.json" and "12.txt" are not).
 std::optional<std::size_t> dump_file_index(const std::string& name);
+// How many titles the dumps in `dir` cover, by its index file (0 without a readable one): its
+// title files below that are the dump's, the others someone else's.
+std::size_t dumped_titles(const std::string& dir);
+// A name of the dump's own in its folder: its index, its staging folder (".dumping.<pid>"),
+// a title's file below `titles`.
+bool is_dump_entry(const std::string& name, std::size_t titles);
 
 }  // namespace newscls

@@ -56,14 +56,16 @@ std::string without_temp_suffix(const std::string& name) {
   return digits ? name.substr(0, at) : name;
 }
 
-// An attention dump's files: "12.json", "12.npy", "12.html", its index, a staging folder.
-bool is_dump_entry(const std::string& name) {
-  return name == kDumpIndexFile || name.rfind(std::string(kDumpStagingPrefix) + ".", 0) == 0 ||
-         dump_file_index(name).has_value();
-}
-
 bool is_eval_file(const std::string& name) {
   return std::find(std::begin(kEvalFiles), std::end(kEvalFiles), name) != std::end(kEvalFiles);
+}
+
+// Whether eval (anywhere) or a dump (in attention/, whose index covers `dumped` titles) writes
+// this entry: files, and a dump's staging folder.
+bool written_there(const std::string& name, bool folder, bool in_attention, std::size_t dumped) {
+  if (!in_attention) return !folder && is_eval_file(name);
+  if (!is_dump_entry(name, dumped)) return false;
+  return !folder || name.rfind(kDumpStagingPrefix, 0) == 0;
 }
 
 // Adds to `foreign` what in folder `dir` (shown as `shown`) newscls did not write: at a bundle's
@@ -72,6 +74,7 @@ bool is_eval_file(const std::string& name) {
 // only what eval and a dump write there.
 void list_foreign(const fs::path& dir, const std::string& shown, const std::map<std::string, std::string>* payloads,
                   bool in_attention, std::vector<std::string>& foreign) {
+  const std::size_t dumped = in_attention ? dumped_titles(dir.string()) : 0;
   static const char* const kTop[] = {"manifest.json", "compression.json", "head_importance.svg", "prune_dev_accuracy.svg",
                                      "members"};
   std::error_code ec;
@@ -79,7 +82,7 @@ void list_foreign(const fs::path& dir, const std::string& shown, const std::map<
     const std::string name = without_temp_suffix(e.path().filename().string());
     const bool folder = e.is_directory(ec);
     const bool top = payloads != nullptr;
-    if (in_attention ? is_dump_entry(name) : is_eval_file(name)) continue;
+    if (written_there(name, folder, in_attention, dumped)) continue;
     if (!in_attention && folder && name == "attention") {
       list_foreign(e.path(), shown + name + "/", nullptr, true, foreign);
       continue;
@@ -392,6 +395,25 @@ std::optional<std::size_t> dump_file_index(const std::string& name) {
       (stem.size() == 1 || stem[0] != '0');
   if (!title_file) return std::nullopt;
   return static_cast<std::size_t>(std::stoull(stem));
+}
+
+std::size_t dumped_titles(const std::string& dir) {
+  const std::string path = dir + "/" + kDumpIndexFile;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return 0;
+  const nlohmann::json j = nlohmann::json::parse(read_file(path), nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.value("titles", nlohmann::json()).is_number_unsigned() ? j["titles"].get<std::size_t>() : 0;
+}
+
+bool is_dump_entry(const std::string& name, std::size_t titles) {
+  if (name == kDumpIndexFile) return true;
+  const std::string staging = std::string(kDumpStagingPrefix) + ".";
+  if (name.size() > staging.size() && name.compare(0, staging.size(), staging) == 0) {
+    return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(staging.size()), name.end(),
+                       [](char c) { return c >= '0' && c <= '9'; });
+  }
+  const std::optional<std::size_t> index = dump_file_index(name);
+  return index && *index < titles;
 }
 
 }  // namespace newscls

@@ -74,9 +74,6 @@ void ServeMetrics::record_batch(const std::string& model, std::size_t titles) {
 void ServeMetrics::record_reload(bool ok) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++(ok ? reloads_ok_ : reloads_failed_);
-  if (ok) {  // the models loaded again start unpaused
-    for (auto& [model, until] : paused_until_) until = std::chrono::steady_clock::time_point{};
-  }
 }
 
 // The run_stats counts /metrics adds up, with their metric names and help.
@@ -107,12 +104,6 @@ void ServeMetrics::record_requests(const std::string& model, const nlohmann::jso
   }
 }
 
-void ServeMetrics::record_pause(const std::string& model, double paused_s) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  paused_until_[model] = std::chrono::steady_clock::now() +
-                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(paused_s));
-}
-
 void ServeMetrics::render_requests_sent(std::string& out) const {
   if (llm_.empty()) return;  // no model sends requests
   for (const RequestCounter& c : kRequestCounters) {
@@ -121,14 +112,6 @@ void ServeMetrics::render_requests_sent(std::string& out) const {
       const auto it = totals.find(c.key);
       if (it != totals.end()) out += std::string(c.name) + "{model=\"" + prometheus_escape(model) + "\"} " + number(it->second) + "\n";
     }
-  }
-  // Read when rendered: a pause ends by the clock, with no batch to say so.
-  header(out, "newscls_llm_endpoint_paused", "gauge",
-         "1 while the model's LLM endpoint, taken for down after titles in a row with no answer, is asked nothing "
-         "(backoff_max_s; its titles fail at once), by model.");
-  const auto now = std::chrono::steady_clock::now();
-  for (const auto& [model, until] : paused_until_) {
-    out += "newscls_llm_endpoint_paused{model=\"" + prometheus_escape(model) + "\"} " + (now < until ? "1" : "0") + "\n";
   }
 }
 
@@ -155,17 +138,23 @@ void ServeMetrics::render_models(std::string& out) const {
   out += "newscls_reloads_total{result=\"failed\"} " + std::to_string(reloads_failed_) + "\n";
 }
 
-std::string ServeMetrics::render(const std::vector<std::pair<std::string, std::size_t>>& queue_depths) const {
+std::string ServeMetrics::render(const std::vector<ServedState>& served) const {
   std::string out;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    render_requests(out);
-    render_models(out);
-    render_requests_sent(out);
-  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  render_requests(out);
+  render_models(out);
+  render_requests_sent(out);
   header(out, "newscls_queue_depth", "gauge", "Requests waiting for a batch, by model.");
-  for (const auto& [model, depth] : queue_depths) {
-    out += "newscls_queue_depth{model=\"" + prometheus_escape(model) + "\"} " + std::to_string(depth) + "\n";
+  for (const ServedState& s : served) {
+    out += "newscls_queue_depth{model=\"" + prometheus_escape(s.model) + "\"} " + std::to_string(s.queue_depth) + "\n";
+  }
+  if (llm_.empty()) return out;
+  header(out, "newscls_llm_endpoint_paused", "gauge",
+         "1 while the model's LLM endpoint, taken for down after titles in a row with no answer, is asked nothing "
+         "(backoff_max_s; its titles fail at once), by model.");
+  for (const ServedState& s : served) {
+    if (llm_.count(s.model) == 0) continue;  // sends no requests
+    out += "newscls_llm_endpoint_paused{model=\"" + prometheus_escape(s.model) + "\"} " + (s.endpoint_paused ? "1" : "0") + "\n";
   }
   return out;
 }

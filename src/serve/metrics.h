@@ -6,10 +6,9 @@
 //   ServeMetrics m;
 //   m.record_request("/v1/classify", 200, 0.004);
 //   m.record_batch("fasttext", 64);
-//   std::string text = m.render({{"fasttext", 3}});
+//   std::string text = m.render({{"fasttext", 3, false}});
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -36,6 +35,13 @@ class Histogram {
   double sum_ = 0;
 };
 
+// What /metrics reads of a model served now, when it renders.
+struct ServedState {
+  std::string model;
+  std::size_t queue_depth = 0;  // requests waiting for a batch
+  bool endpoint_paused = false;  // its LLM endpoint is paused (ServedModel::endpoint_paused)
+};
+
 class ServeMetrics {
  public:
   // path is one of the API's paths; anything else is counted as "other".
@@ -45,10 +51,9 @@ class ServeMetrics {
   // Adds a batch's run_stats (a classifier's counts since its last reset): requests_sent,
   // retries, cache_hits, failed_titles, unknown_replies and cost_usd, those it holds.
   void record_requests(const std::string& model, const nlohmann::json& run_stats);
-  // The seconds left of the pause of the model's LLM endpoint (Classifier::endpoint_paused_s),
-  // after a batch; the gauge reads the clock against it when rendered. A reload ends every pause.
-  void record_pause(const std::string& model, double paused_s);
-  std::string render(const std::vector<std::pair<std::string, std::size_t>>& queue_depths) const;
+  // The counters, and the gauges of the models served now (a pause shown for those that send
+  // requests).
+  std::string render(const std::vector<ServedState>& served) const;
 
  private:
   void render_requests(std::string& out) const;
@@ -62,7 +67,6 @@ class ServeMetrics {
   std::map<std::string, Histogram> batch_sizes_;
   std::uint64_t reloads_ok_ = 0, reloads_failed_ = 0;
   std::map<std::string, std::map<std::string, double>> llm_;  // model -> run_stats key -> total
-  std::map<std::string, std::chrono::steady_clock::time_point> paused_until_;  // model -> its endpoint's pause end
 };
 
 // A label value escaped for the text format (backslash, quote, newline).

@@ -37,20 +37,22 @@ void refuse_repeated_dirs(const std::vector<std::string>& dirs) {
 }
 
 // After each batch, thrown or not: a model that sends requests (an LLM, a cascade with one)
-// adds the batch's counts and its endpoint's pause to /metrics and starts counting again, so
-// its run_stats (and the latencies they keep) do not grow for as long as the server runs.
+// adds the batch's counts to /metrics and starts counting again, so its run_stats (and the
+// latencies they keep) do not grow for as long as the server runs; and its endpoint's pause
+// is kept for /metrics to read.
 class RequestsAfterBatch {
  public:
-  RequestsAfterBatch(Classifier& model, ServeMetrics* metrics, const std::string& name)
-      : model_(model), metrics_(metrics), name_(name) {}
+  using Clock = std::chrono::steady_clock;
+  RequestsAfterBatch(Classifier& model, ServeMetrics* metrics, const std::string& name,
+                     std::atomic<Clock::rep>& paused_until)
+      : model_(model), metrics_(metrics), name_(name), paused_until_(paused_until) {}
   ~RequestsAfterBatch() {
     try {
+      const auto pause = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(model_.endpoint_paused_s()));
+      paused_until_.store((Clock::now() + pause).time_since_epoch().count());
       const nlohmann::json stats = model_.run_stats();
       if (!sends_requests(stats)) return;
-      if (metrics_ != nullptr) {
-        metrics_->record_requests(name_, stats);
-        metrics_->record_pause(name_, model_.endpoint_paused_s());
-      }
+      if (metrics_ != nullptr) metrics_->record_requests(name_, stats);
       model_.reset_run_stats();
     } catch (const std::exception&) {  // counting must not turn a batch's answer into an error
     }
@@ -62,6 +64,7 @@ class RequestsAfterBatch {
   Classifier& model_;
   ServeMetrics* metrics_;
   const std::string& name_;
+  std::atomic<Clock::rep>& paused_until_;
 };
 
 }  // namespace
@@ -86,13 +89,18 @@ ServedModel::ServedModel(std::string name, std::unique_ptr<Classifier> classifie
   Classifier* model = classifier_.get();
   MicroBatcher::BatchFn on_batch;
   if (metrics) on_batch = [metrics, n = name_](std::size_t titles) { metrics->record_batch(n, titles); };
+  // The batcher is destroyed first (declared last), so `this` outlives every batch.
   batcher_ = std::make_unique<MicroBatcher>(
-      [model, metrics, n = name_](const std::vector<std::string>& titles) {
-        const RequestsAfterBatch count(*model, metrics, n);
+      [this, model, metrics, n = name_](const std::vector<std::string>& titles) {
+        const RequestsAfterBatch count(*model, metrics, n, paused_until_);
         return predict_titles(*model, titles);
       },
       settings.batch,
       std::move(on_batch));
+}
+
+bool ServedModel::endpoint_paused() const {
+  return Clock::now().time_since_epoch().count() < paused_until_.load();
 }
 
 std::string model_name(const std::string& dir) {

@@ -8,6 +8,8 @@
 //   auto f = m.batcher().submit(titles);
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -45,11 +47,18 @@ class ServedModel {
   // {"name", "family", "labels", "metrics": the manifest's test_* figures}
   const nlohmann::json& description() const { return description_; }
   MicroBatcher& batcher() { return *batcher_; }
+  // Whether its LLM endpoint (an llm model's, a cascade's member's) is paused now, as its last
+  // batch left it (Classifier::endpoint_paused_s); a pause ends by the clock. A reload's new
+  // models start unpaused.
+  bool endpoint_paused() const;
 
  private:
+  using Clock = std::chrono::steady_clock;
+
   std::string name_, name_json_;
   std::vector<std::string> labels_, stage_names_;
   nlohmann::json description_;
+  std::atomic<Clock::rep> paused_until_{0};  // Clock ticks; written after each batch, read by /metrics
   std::unique_ptr<Classifier> classifier_;
   std::unique_ptr<MicroBatcher> batcher_;  // declared last: drained before the classifier goes
 };

@@ -401,11 +401,11 @@ void Server::Impl::health(httplib::Response& res) {
 }
 
 void Server::Impl::prometheus(httplib::Response& res) {
-  std::vector<std::pair<std::string, std::size_t>> depths;
+  std::vector<ServedState> served;
   if (const std::shared_ptr<const ModelSet> set = current()) {
-    for (const auto& [name, model] : *set) depths.emplace_back(name, model->batcher().depth());
+    for (const auto& [name, model] : *set) served.push_back({name, model->batcher().depth(), model->endpoint_paused()});
   }
-  res.set_content(metrics.render(depths), kPrometheus);
+  res.set_content(metrics.render(served), kPrometheus);
 }
 
 Server::Server(ServeOptions options, ModelLoader loader) : impl_(std::make_unique<Impl>()) {

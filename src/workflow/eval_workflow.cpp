@@ -349,18 +349,10 @@ void dump_attention_of(Classifier& model, const Dataset& data, const EvalOutcome
   spdlog::info("attention of {} titles written to {}", n, dir);
 }
 
-// How many titles the last dump into dir wrote, by its index file (0 without one).
-std::size_t dumped_before(const std::string& dir) {
-  const std::string path = dir + "/" + kDumpIndexFile;
-  if (!fs::is_regular_file(path)) return 0;
-  const nlohmann::json j = nlohmann::json::parse(read_file(path), nullptr, /*allow_exceptions=*/false);
-  return j.is_object() && j.value("titles", nlohmann::json()).is_number_unsigned() ? j["titles"].get<std::size_t>() : 0;
-}
-
 // Before the work: a file a dump of n titles would replace that no earlier dump wrote (by
 // dir's index) is the user's own, and a folder where it writes a file cannot be replaced.
 void refuse_dump_over_others(const std::string& dir, std::size_t n) {
-  const std::size_t before = dumped_before(dir);
+  const std::size_t before = dumped_titles(dir);
   for (std::size_t i = 0; i < n; ++i) {
     for (const char* extension : kDumpExtensions) {
       const fs::path target = fs::path(dir) / (std::to_string(i) + extension);
@@ -390,7 +382,7 @@ std::string figure_caption(const std::string& bundle_dir, const std::string& fam
 namespace {
 
 void dump_through_staging(Classifier& model, const std::vector<std::string>& titles, const std::string& dir) {
-  const std::size_t before = dumped_before(dir);
+  const std::size_t before = dumped_titles(dir);
   // Moved into place only when all are written: an interrupted run leaves the earlier dump.
   const StagingFolder staging(dir, kDumpStagingPrefix);
   constexpr std::size_t kChunk = 16;  // a title's dump takes milliseconds: SIGINT is seen at once
@@ -411,7 +403,8 @@ void dump_through_staging(Classifier& model, const std::vector<std::string>& tit
   std::vector<fs::path> stale;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
     const std::optional<std::size_t> index = dump_file_index(entry.path().filename().string());
-    if (index && *index >= titles.size() && *index < before) stale.push_back(entry.path());
+    // A folder of that name is not the dump's (it writes files): left, as the bundle's checks leave it to the user.
+    if (index && *index >= titles.size() && *index < before && !entry.is_directory()) stale.push_back(entry.path());
   }
   for (const fs::path& path : stale) fs::remove(path);
   write_file_atomic(dir + "/" + kDumpIndexFile, nlohmann::json{{"titles", titles.size()}}.dump() + "\n");

@@ -116,12 +116,14 @@ expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --data "$tiny" --
 assert_contains "$dir/err" "holds files a new bundle would not keep (mine/, mynotes.txt)"
 assert_eq keep "$(cat "$dir/ft/mynotes.txt")" "the user's file in the bundle"
 rm -r "$dir/ft/mynotes.txt" "$dir/ft/mine"
-# Inside dev/ and attention/ only eval's and a dump's files count as newscls's (a dump writes
-# 12.json, never 012.json: that was taken for a dump's and would have gone with the bundle).
-mkdir -p "$dir/ft/attention" "$dir/ft/dev" && echo keep >"$dir/ft/dev/notes.txt" && echo keep >"$dir/ft/attention/notes.txt"
-echo keep >"$dir/ft/attention/012.json"
+# Inside dev/ and attention/ only eval's and a dump's files count as newscls's: in attention/,
+# those its index (dumps.json) says a dump wrote, and its staging folder (.dumping.<pid>).
+# 012.json, 5.json with no index, and .dumping.mine/ were taken for a dump's and would have gone
+# with the bundle (the dump itself refused to replace them).
+mkdir -p "$dir/ft/attention/.dumping.mine" "$dir/ft/dev" && echo keep >"$dir/ft/dev/notes.txt"
+for file in notes.txt 012.json 5.json; do echo keep >"$dir/ft/attention/$file"; done
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --data "$tiny" --out "$dir/ft" --threads 1 --set epochs=2
-assert_contains "$dir/err" "(attention/012.json, attention/notes.txt, dev/notes.txt)"
+assert_contains "$dir/err" "(attention/.dumping.mine/, attention/012.json, attention/5.json, attention/notes.txt, dev/notes.txt)"
 rm -r "$dir/ft/dev" "$dir/ft/attention"
 # A folder whose manifest.json is not newscls's (another program's) is not a bundle to replace.
 mkdir -p "$dir/app/src" && echo '{"name":"my-web-app"}' >"$dir/app/manifest.json" && echo keep >"$dir/app/src/index.js"

@@ -96,6 +96,13 @@ assert_contains "$dir/err" "is a folder where the dump writes a file"
 expect_exit 2 "$dir/err" "$bin" attention --model-dir "$dir/pruned" --input "$dir/one.txt" --out "$dir/nosuch/../att2"
 assert_contains "$dir/err" "does not exist, so the '..' after it cannot be followed"
 [[ ! -e "$dir/nosuch" ]] || fail "attention left an empty folder behind a '..'"
+# A shorter dump removes the title files the longer one wrote beyond it, but not a folder of such
+# a name (a dump writes files): the cleanup stopped half done on it, with a raw filesystem error.
+"$bin" attention --model-dir "$dir/pruned" --input "$dir/two.txt" --out "$dir/attn2" >/dev/null 2>&1 || fail "attention of two titles"
+rm "$dir/attn2/1.json" && mkdir "$dir/attn2/1.json"
+"$bin" attention --model-dir "$dir/pruned" --input "$dir/one.txt" --out "$dir/attn2" >/dev/null 2>"$dir/err" ||
+  { cat "$dir/err" >&2; fail "a shorter dump beside a folder named 1.json"; }
+[[ -d "$dir/attn2/1.json" && ! -e "$dir/attn2/1.npy" && -f "$dir/attn2/0.npy" ]] || fail "the shorter dump's cleanup"
 # eval --dump-attention checks before its work: no metrics are written beside a refused dump.
 mkdir -p "$dir/u/attention" && echo "my notes" >"$dir/u/attention/0.json"
 expect_exit 1 "$dir/err" "$bin" eval --model-dir "$dir/pruned" --input "$dir/data/test.txt" --out "$dir/u/metrics.json" --dump-attention 1

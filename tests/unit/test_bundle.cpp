@@ -213,9 +213,7 @@ TEST(Bundle, RefusesBadChecksumMissingPayloadNewerVersionAndBadManifest) {
   EXPECT_TRUE(contains(error_of([&] { Bundle::open(dir); }), "bad payload name"));
 }
 
-// The bundle a path lies in, at any depth, its own folder included; another program's
-// manifest.json is an ordinary file.
-// The one rule for a title's dump files, which the bundle's checks and the dump share.
+// The one rule for a dump's files, which the bundle's checks and the dump share.
 TEST(Bundle, DumpFileIndexNamesOnlyWhatADumpWrites) {
   EXPECT_EQ(dump_file_index("12.npy"), std::optional<std::size_t>(12));
   EXPECT_EQ(dump_file_index("0.json"), std::optional<std::size_t>(0));
@@ -223,8 +221,16 @@ TEST(Bundle, DumpFileIndexNamesOnlyWhatADumpWrites) {
   for (const char* other : {"012.json", "x.json", "12.txt", "dumps.json", ".json", "1.2.json", "12"}) {
     EXPECT_FALSE(dump_file_index(other).has_value()) << other;
   }
+  // The dump's own, by its index's title count: a title file beyond it is someone else's.
+  EXPECT_TRUE(is_dump_entry("2.json", 3));
+  EXPECT_FALSE(is_dump_entry("3.json", 3));
+  EXPECT_TRUE(is_dump_entry("dumps.json", 0));
+  EXPECT_TRUE(is_dump_entry(".dumping.4242", 0));
+  EXPECT_FALSE(is_dump_entry(".dumping.mine", 0));
 }
 
+// The bundle a path lies in, at any depth, its own folder included; another program's
+// manifest.json is an ordinary file.
 TEST(Bundle, BundleHoldingFindsTheNearestNewsclsBundle) {
   const std::string root = testing::scratch_dir();
   const std::string outer = write_sample_bundle(root + "/outer");

@@ -1,10 +1,13 @@
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "newscls/classifier.h"
 #include "newscls/error.h"
 #include "serve/api.h"
 #include "serve/metrics.h"
@@ -134,32 +137,56 @@ TEST(ServeMetrics, PrometheusTextHasCountersHistogramsAndGauges) {
   }
 }
 
-// The pause of an LLM's endpoint is a gauge read when rendered: it ends by the clock, with no
-// batch after it; a batch with no pause ends it, and so does a reload.
-TEST(ServeMetrics, EndpointPausedGaugeFollowsTheClock) {
+// The pause gauge is of the models served now, for those that send requests.
+TEST(ServeMetrics, EndpointPausedGaugeOfTheModelsServedNow) {
   ServeMetrics m;
-  for (const auto& [model, paused_s] : {std::pair{"long", 60.0}, std::pair{"short", 0.5}, std::pair{"up", 0.0},
-                                        std::pair{"reloaded", 60.0}}) {
-    m.record_requests(model, {{"requests_sent", 3}});
-    m.record_pause(model, paused_s);
+  m.record_requests("paused", {{"requests_sent", 3}});
+  m.record_requests("up", {{"requests_sent", 3}});
+  m.record_requests("gone", {{"requests_sent", 3}});  // reloaded away
+  const std::string text = m.render({{"paused", 0, true}, {"up", 0, false}, {"fasttext", 2, false}});
+  for (const char* line : {"# TYPE newscls_llm_endpoint_paused gauge\n", "newscls_llm_endpoint_paused{model=\"paused\"} 1\n",
+                           "newscls_llm_endpoint_paused{model=\"up\"} 0\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
   }
-  const auto gauge = [&m](const std::string& model) {
-    const std::string text = m.render({});
-    const std::string head = "newscls_llm_endpoint_paused{model=\"" + model + "\"} ";
-    const std::size_t at = text.find(head);
-    return at == std::string::npos ? std::string("absent") : text.substr(at + head.size(), 1);
-  };
-  EXPECT_NE(m.render({}).find("# TYPE newscls_llm_endpoint_paused gauge\n"), std::string::npos);
-  EXPECT_EQ("1", gauge("long"));
-  EXPECT_EQ("1", gauge("short"));
-  EXPECT_EQ("0", gauge("up"));
+  for (const char* absent : {"newscls_llm_endpoint_paused{model=\"fasttext\"}", "newscls_llm_endpoint_paused{model=\"gone\"}"}) {
+    EXPECT_EQ(text.find(absent), std::string::npos) << absent << "\n" << text;
+  }
+}
+
+// A classifier whose endpoint is paused for `pause_s` after each batch, answering "a".
+class PausedClassifier : public Classifier {
+ public:
+  explicit PausedClassifier(double pause_s) : pause_s_(pause_s) {}
+  std::string family() const override { return "llm"; }
+  void configure(const nlohmann::json&) override {}
+  nlohmann::json config() const override { return nlohmann::json::object(); }
+  nlohmann::json train(const TrainContext&) override { return nlohmann::json::object(); }
+  std::vector<Prediction> predict_batch(const std::vector<std::string>& titles) override {
+    Prediction p;
+    p.label = 0;
+    p.score = 1;
+    p.probs = {1.0F, 0.0F};
+    return std::vector<Prediction>(titles.size(), p);
+  }
+  double endpoint_paused_s() const override { return pause_s_; }
+  void save(BundleWriter&) const override {}
+  void load(const Bundle&) override {}
+
+ private:
+  double pause_s_;
+};
+
+// As its last batch left it, and ended by the clock with no batch after it.
+TEST(ServedModel, EndpointPausedAfterABatchUntilThePauseEnds) {
+  Manifest manifest;
+  manifest.family = "llm";
+  manifest.labels = {"a", "b"};
+  ServedModel model("llm", std::make_unique<PausedClassifier>(0.5), manifest, {}, nullptr);
+  EXPECT_FALSE(model.endpoint_paused());
+  model.batcher().submit({"一个标题"}).get();
+  EXPECT_TRUE(model.endpoint_paused());
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
-  EXPECT_EQ("0", gauge("short"));  // ended by the clock
-  m.record_pause("long", 0.0);     // the probe was answered
-  EXPECT_EQ("0", gauge("long"));
-  EXPECT_EQ("1", gauge("reloaded"));
-  m.record_reload(true);
-  EXPECT_EQ("0", gauge("reloaded"));
+  EXPECT_FALSE(model.endpoint_paused());
 }
 
 }  // namespace
