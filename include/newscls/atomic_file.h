@@ -76,6 +76,8 @@ std::string link_target(const std::string& path);
 std::string sibling_path(const std::string& path, const std::string& tag);
 // The temporary name a write of path uses: sibling_path(path, "tmp").
 std::string temp_path_for(const std::string& path);
+// The pid in a name "<prefix>.<pid>" (a StagingFolder's), or 0 when name is not one.
+long pid_in_name(const std::string& name, const std::string& prefix);
 
 // UsageError before any work when an output file is spelt as a folder ("out/", "out/."): the
 // folder would be made, then refused.

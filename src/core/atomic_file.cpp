@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -58,6 +59,13 @@ LinkTarget follow_links(const std::string& path) {
 }
 
 }  // namespace
+
+long pid_in_name(const std::string& name, const std::string& prefix) {
+  if (name.size() <= prefix.size() + 1 || name.compare(0, prefix.size(), prefix) != 0 || name[prefix.size()] != '.') return 0;
+  const std::string digits = name.substr(prefix.size() + 1);
+  if (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return 0;
+  return std::stol(digits);
+}
 
 std::string sibling_path(const std::string& path, const std::string& tag) {
   constexpr std::size_t kMaxName = 255;  // NAME_MAX of Linux's file systems

@@ -407,11 +407,7 @@ std::size_t dumped_titles(const std::string& dir) {
 
 bool is_dump_entry(const std::string& name, std::size_t titles) {
   if (name == kDumpIndexFile) return true;
-  const std::string staging = std::string(kDumpStagingPrefix) + ".";
-  if (name.size() > staging.size() && name.compare(0, staging.size(), staging) == 0) {
-    return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(staging.size()), name.end(),
-                       [](char c) { return c >= '0' && c <= '9'; });
-  }
+  if (pid_in_name(name, kDumpStagingPrefix) > 0) return true;
   const std::optional<std::size_t> index = dump_file_index(name);
   return index && *index < titles;
 }

@@ -40,13 +40,13 @@ void refuse_repeated_dirs(const std::vector<std::string>& dirs) {
 // adds the batch's counts to /metrics and starts counting again, so its run_stats (and the
 // latencies they keep) do not grow for as long as the server runs; and its endpoint's pause
 // is kept for /metrics to read.
-class RequestsAfterBatch {
+class EndpointBookkeeping {
  public:
   using Clock = std::chrono::steady_clock;
-  RequestsAfterBatch(Classifier& model, ServeMetrics* metrics, const std::string& name,
+  EndpointBookkeeping(Classifier& model, ServeMetrics* metrics, const std::string& name,
                      std::atomic<Clock::rep>& paused_until)
       : model_(model), metrics_(metrics), name_(name), paused_until_(paused_until) {}
-  ~RequestsAfterBatch() {
+  ~EndpointBookkeeping() {
     try {
       const auto pause = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(model_.endpoint_paused_s()));
       paused_until_.store((Clock::now() + pause).time_since_epoch().count());
@@ -57,8 +57,8 @@ class RequestsAfterBatch {
     } catch (const std::exception&) {  // counting must not turn a batch's answer into an error
     }
   }
-  RequestsAfterBatch(const RequestsAfterBatch&) = delete;
-  RequestsAfterBatch& operator=(const RequestsAfterBatch&) = delete;
+  EndpointBookkeeping(const EndpointBookkeeping&) = delete;
+  EndpointBookkeeping& operator=(const EndpointBookkeeping&) = delete;
 
  private:
   Classifier& model_;
@@ -92,7 +92,7 @@ ServedModel::ServedModel(std::string name, std::unique_ptr<Classifier> classifie
   // The batcher is destroyed first (declared last), so `this` outlives every batch.
   batcher_ = std::make_unique<MicroBatcher>(
       [this, model, metrics, n = name_](const std::vector<std::string>& titles) {
-        const RequestsAfterBatch count(*model, metrics, n, paused_until_);
+        const EndpointBookkeeping bookkeeping(*model, metrics, n, paused_until_);
         return predict_titles(*model, titles);
       },
       settings.batch,

@@ -259,6 +259,16 @@ TEST(AtomicFile, FoldersOverlapHoweverSpelt) {
   EXPECT_FALSE(folders_overlap(dir + "/model", dir + "/other"));
 }
 
+TEST(AtomicFile, PidInNameReadsOnlyAStagingFoldersName) {
+  EXPECT_EQ(pid_in_name(".dumping.4242", ".dumping"), 4242);
+  EXPECT_EQ(pid_in_name(".dumping.", ".dumping"), 0);
+  EXPECT_EQ(pid_in_name(".dumping.42x", ".dumping"), 0);
+  EXPECT_EQ(pid_in_name(".dumping42", ".dumping"), 0);
+  EXPECT_EQ(pid_in_name(".dumping.mine", ".dumping"), 0);
+  EXPECT_EQ(pid_in_name(".dumping.1234567890", ".dumping"), 0);  // no pid has ten digits
+  EXPECT_EQ(pid_in_name("x.dumping.42", ".dumping"), 0);
+}
+
 TEST(AtomicFile, InterruptedWriteKeepsThePreviousContent) {
   const std::string path = testing::scratch_dir() + "/metrics.json";
   write_file_atomic(path, "old");
