@@ -44,7 +44,7 @@ class EndpointBookkeeping {
  public:
   using Clock = std::chrono::steady_clock;
   EndpointBookkeeping(Classifier& model, ServeMetrics* metrics, const std::string& name,
-                     std::atomic<Clock::rep>& paused_until)
+                      std::atomic<Clock::rep>& paused_until)
       : model_(model), metrics_(metrics), name_(name), paused_until_(paused_until) {}
   ~EndpointBookkeeping() {
     try {
