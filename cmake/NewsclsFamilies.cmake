@@ -4,18 +4,19 @@
 #   newscls_register_family(NAME fasttext LIBRARY newscls_fasttext ENTRY newscls::fasttext::family)
 #   newscls_register_family(NAME bert LIBRARY newscls_bert PLUGIN newscls_bert_plugin)
 #
-# LIBRARY is the family's static library (linked into the tool unless PLUGIN is given, and
-# always into the unit tests). ENTRY is a function `const newscls::Family& f()` in it. A
-# PLUGIN family is a MODULE library exporting `extern "C" const newscls::Family*
+# LIBRARY is the family's static library, linked into the tool and into newscls_unit_tests
+# unless PLUGIN is given; a plugin family's library goes into newscls_plugin_unit_tests, so
+# the other unit tests start without LibTorch. ENTRY is a function `const newscls::Family& f()`
+# in it. A PLUGIN family is a MODULE library exporting `extern "C" const newscls::Family*
 # newscls_family()`, loaded on first use, so the tool does not start LibTorch for the others.
 function(newscls_register_family)
   cmake_parse_arguments(F "" "NAME;LIBRARY;ENTRY;PLUGIN" "" ${ARGN})
   if(NOT F_NAME OR NOT F_LIBRARY OR (NOT F_ENTRY AND NOT F_PLUGIN))
     message(FATAL_ERROR "newscls_register_family needs NAME, LIBRARY and ENTRY or PLUGIN")
   endif()
-  set_property(GLOBAL APPEND PROPERTY NEWSCLS_FAMILY_LIBRARIES ${F_LIBRARY})
   if(F_PLUGIN)
     set_property(GLOBAL APPEND PROPERTY NEWSCLS_FAMILY_PLUGINS ${F_PLUGIN})
+    set_property(GLOBAL APPEND PROPERTY NEWSCLS_FAMILY_PLUGIN_LIBRARIES ${F_LIBRARY})
     set_property(GLOBAL APPEND_STRING PROPERTY NEWSCLS_FAMILY_ENTRIES
       "    {\"${F_NAME}\", nullptr, \"$<TARGET_FILE:${F_PLUGIN}>\"},\n")
   else()

@@ -23,7 +23,7 @@ root=$(pwd)
 scripts/setup.sh
 start=$(date +%s)
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="${NEWSCLS_ASAN_OPT:--O1} -DNDEBUG" -DNEWSCLS_SANITIZE=ON >/dev/null
-cmake --build "$build_dir" -j"$(nproc)" --target newscls newscls_unit_tests
+cmake --build "$build_dir" -j"$(nproc)" --target newscls newscls_unit_tests newscls_plugin_unit_tests
 built=$(date +%s)
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:intercept_tls_get_addr=0:abort_on_error=1:detect_odr_violation=0:strict_string_checks=1:check_initialization_order=1}"

@@ -7,7 +7,7 @@
 
 #include "bert/optimiser.h"
 #include "newscls/error.h"
-#include "test_support.h"
+#include "unit/test_support.h"
 
 namespace newscls::bert {
 namespace {

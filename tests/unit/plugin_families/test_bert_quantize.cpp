@@ -18,8 +18,8 @@
 #include "newscls/config.h"
 #include "newscls/error.h"
 #include "newscls/registry.h"
-#include "test_hf_support.h"
-#include "test_support.h"
+#include "unit/test_hf_support.h"
+#include "unit/test_support.h"
 
 namespace newscls::bert {
 namespace {

@@ -22,7 +22,7 @@
 #include "newscls/registry.h"
 #include "newscls/config.h"
 #include "newscls/error.h"
-#include "test_support.h"
+#include "unit/test_support.h"
 
 extern "C" int openblas_get_num_threads() __attribute__((weak));  // absent under another BLAS
 

@@ -17,8 +17,8 @@
 #include "bert/title_tokenizer.h"
 #include "newscls/config.h"
 #include "newscls/error.h"
-#include "test_hf_support.h"
-#include "test_support.h"
+#include "unit/test_hf_support.h"
+#include "unit/test_support.h"
 
 namespace newscls::bert {
 namespace {
