@@ -8,8 +8,7 @@
 #   ROUNDS=1 SANITIZE=1 scripts/bench/bench_unit_tests.sh OLD/build-asan build-asan
 #
 # Env: ROUNDS (default 2), JOBS (ctest -j, default nproc), SANITIZE=1 for build folders made by
-# scripts/ci_sanitize.sh (sets its ASAN/LSAN/UBSAN options and leaves out the Subword tests, as
-# it does).
+# scripts/ci_sanitize.sh (runs them as it does: scripts/sanitizer_env.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 (($#)) || { echo "usage: $0 BUILD_DIR [BUILD_DIR...]" >&2; exit 2; }
@@ -17,10 +16,8 @@ rounds=${ROUNDS:-2}
 jobs=${JOBS:-$(nproc)}
 exclude=()
 if [[ ${SANITIZE:-0} == 1 ]]; then
-  export ASAN_OPTIONS="detect_leaks=1:intercept_tls_get_addr=0:abort_on_error=1:detect_odr_violation=0:strict_string_checks=1:check_initialization_order=1"
-  export LSAN_OPTIONS="suppressions=$root/tests/sanitizer/lsan.supp:print_suppressions=0"
-  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/sanitizer/ubsan.supp"
-  exclude=(-E 'Subword|test_subword_')
+  source "$root/scripts/sanitizer_env.sh"
+  exclude=(-E "$sanitizer_excluded_tests")
 fi
 for dir in "$@"; do
   [[ -f $dir/CTestTestfile.cmake ]] || { echo "error: $dir is not a configured build folder" >&2; exit 1; }
