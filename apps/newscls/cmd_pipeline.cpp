@@ -54,6 +54,10 @@ void setup_pipeline(CLI::App& app) {
                   "Compression stage after each stage whose family offers this method (newscls compress, "
                   "default settings); none to skip")
       ->capture_default_str();
+  cmd->add_option("--unlabeled", r->unlabeled,
+                  "Titles of your own feed, no labels: a stage <stage>-adapted adapts each local stage to them "
+                  "(newscls adapt, default settings)")
+      ->check(non_empty_path());
   cmd->add_option("--attention-titles", r->attention_titles,
                   "Attention heatmaps shown in the report (families with attention; at most 100)")
       ->capture_default_str()

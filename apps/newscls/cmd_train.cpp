@@ -28,6 +28,10 @@ void setup_train(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"cpu", "cuda"}));
   add_distributed_options(*cmd, request->distributed);
+  cmd->add_option("--unlabeled", request->unlabeled,
+                  "Titles of your own feed, one per line, no labels ('-' = stdin): the model adapts to them")
+      ->check(non_empty_path());
+  add_self_training_options(*cmd, request->self_training, request->teacher_dirs);
   cmd->callback([request] {
     const TrainOutcome outcome = train_model(*request);
     if (!outcome.wrote_bundle) {

@@ -117,4 +117,24 @@ void add_model_dir_option(CLI::App& cmd, std::string& model_dir) {
   cmd.add_option("--model-dir", model_dir, "Model bundle directory written by `newscls train`")->required();
 }
 
+void add_self_training_options(CLI::App& cmd, SelfTraining& st, std::vector<std::string>& teachers) {
+  const char* group = "Adapting to a feed (with --unlabeled)";
+  cmd.add_option("--teacher", teachers, "A bundle voting beside the model on the feed: a title is taken when all agree "
+                                        "(co-training; repeatable)")->group(group);
+  cmd.add_option("--rounds", st.rounds, "Self-training rounds at most (0: the feed's vocabulary and pretraining only)")
+      ->capture_default_str()->check(CLI::Range(0, 20))->group(group);
+  cmd.add_option("--min-confidence", st.min_confidence, "Mean calibrated probability a feed title needs to be taken")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0))->group(group);
+  cmd.add_option("--share-tolerance", st.share_tolerance,
+                 "A class takes at most this times its share of the labelled titles of the feed titles taken")
+      ->capture_default_str()->check(CLI::Range(1.0, 1000.0))->group(group);
+  cmd.add_option("--stable-change", st.stable_change, "Stop when fewer than this share of the taken titles changed")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0))->group(group);
+  cmd.add_option("--pseudo-copies", st.pseudo_copies, "Each feed title taken counts this many times in training")
+      ->capture_default_str()->check(CLI::Range(1, 100))->group(group);
+  cmd.add_option("--max-feed-titles", st.max_feed_titles, "A larger feed is sampled (seeded) as it is read")
+      ->capture_default_str()->check(CLI::Range(1, 100000000))->group(group);
+  cmd.add_flag("!--no-pretraining", st.pretrain, "Do not pretrain the encoder on the feed (bert)")->group(group);
+}
+
 }  // namespace newscls::app

@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "newscls/workflow.h"
+
 #include "newscls/classifier.h"
 
 namespace newscls::app {
@@ -19,6 +21,8 @@ void add_min_score_option(CLI::App& cmd, double& min_score, const std::string& h
 void add_threads_option(CLI::App& cmd, int& threads);
 void add_skip_bad_lines_option(CLI::App& cmd, bool& skip);
 void add_model_dir_option(CLI::App& cmd, std::string& model_dir);
+// --unlabeled's companions: --teacher, --rounds, --min-confidence, --share-tolerance, ...
+void add_self_training_options(CLI::App& cmd, SelfTraining& settings, std::vector<std::string>& teachers);
 // --world-size, --rank, --master-addr, --master-port, --dist-timeout, each defaulting to
 // torchrun's environment variable (WORLD_SIZE, RANK, MASTER_ADDR, MASTER_PORT).
 void add_distributed_options(CLI::App& cmd, DistributedSettings& d);

@@ -67,6 +67,9 @@ struct TrainContext {
   const Dataset* train = nullptr;
   const Dataset* dev = nullptr;
   const LabelSet* labels = nullptr;
+  // Titles of the outlet the model is meant for, without labels (--unlabeled): a family may
+  // learn its vocabulary, document frequencies or pretraining text from them, never a label.
+  const std::vector<std::string>* unlabeled = nullptr;
   std::uint64_t seed = 1;
   int threads = 1;
   std::string out_dir;  // where the bundle will be committed: read nothing there that it replaces

@@ -78,6 +78,8 @@ class TitleReader {
 
   // False at end of input. An empty line yields an empty title.
   bool next(std::string& title);
+  // The line as read (CR and BOM removed, a trailing label kept), not checked for UTF-8.
+  bool next_line(std::string& line);
   std::size_t line_number() const { return line_; }
   const std::string& path() const { return path_; }
 

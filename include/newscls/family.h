@@ -29,6 +29,12 @@ struct PretrainRequest {
   nlohmann::json config;          // the family's full effective config
   const Dataset* train = nullptr;
   const LabelSet* labels = nullptr;
+  // A reader's feed (adaptation): pretrained on beside the training titles, and its frequent
+  // characters join the vocabulary.
+  const std::vector<std::string>* unlabeled = nullptr;
+  // A trained bundle of the family whose encoder pretraining continues on the feed alone
+  // (domain-adaptive pretraining) instead of starting afresh; empty: a new encoder.
+  std::string continue_from;
   std::uint64_t seed = 1;
   int threads = 1;
   std::string out_dir;

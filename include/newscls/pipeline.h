@@ -42,6 +42,9 @@ struct PipelineRequest {
   // (newscls compress) into the run folder; "" for none. quantize: chosen on dev
   // (docs/BENCHMARKS.md, "int8 quantisation"), it needs no training.
   std::string compress = "quantize";
+  // A reader's feed without labels: after each stage whose family adapts (newscls adapt), a stage
+  // "<stage>-adapted" adapts its bundle to the feed, so the report shows both rows; "" for none.
+  std::string unlabeled;
 };
 
 enum class StageStatus { kDone, kResumed, kSkipped, kFailed };

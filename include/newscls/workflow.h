@@ -29,6 +29,20 @@
 
 namespace newscls {
 
+// Self-training on a reader's feed (adapt.h): the settings, each chosen on dev and on signals
+// that need no label of the feed (docs/BENCHMARKS.md, "Adapting to another outlet").
+struct SelfTraining {
+  int rounds = 2;                    // at most; 0 = the feed's vocabulary and pretraining only
+  double min_confidence = 0.9;       // mean calibrated probability of the agreed class
+  double share_tolerance = 1.5;      // a class keeps at most this times its labelled share
+  double stable_change = 0.02;       // stop when fewer than this share of kept labels changed
+  int pseudo_copies = 1;             // each kept feed title counts this many times in training
+  std::size_t max_feed_titles = 200000;  // a larger feed is sampled as it is streamed
+  bool pretrain = true;              // a family that pretrains an encoder pretrains on the feed too
+  nlohmann::json to_json() const;
+  void check() const;                // UsageError naming the option out of range
+};
+
 struct TrainRequest {
   std::string family;
   std::string data_dir;             // "" = default search (see resolve_data_dir)
@@ -49,6 +63,12 @@ struct TrainRequest {
   std::string init_dir;
   std::string device = "cpu";
   DistributedSettings distributed;  // ranks other than 0 train but write no bundle
+  // A reader's feed without labels (adapt.h): "" = none; "-" = stdin.
+  std::string unlabeled;
+  std::vector<std::string> teacher_dirs;  // bundles voting beside the model in self-training
+  SelfTraining self_training;
+  // Facts added to the manifest's training facts (adapt: how a cascade's members were adapted).
+  nlohmann::json extra_facts;
 };
 
 struct TrainOutcome {

@@ -10,6 +10,7 @@
 
 #include "bert/attention_dump.h"
 #include "bert/batching.h"
+#include "bert/continued_encoder.h"
 #include "bert/bert.h"
 #include "bert/encoder.h"
 #include "bert/hf_import.h"
@@ -510,6 +511,22 @@ nlohmann::json default_config() { return default_options_json(); }
 
 namespace {
 
+// A new encoder learns from the training titles, then the reader's feed when there is one; a
+// trained one continued on a feed reads the feed alone (domain-adaptive pretraining: it knows
+// the training titles already, and fine-tuning on them follows).
+std::vector<std::string> pretraining_corpus(const PretrainRequest& request) {
+  if (!request.continue_from.empty() && request.unlabeled != nullptr) return *request.unlabeled;
+  std::vector<std::string> corpus = request.train->titles;
+  if (request.unlabeled != nullptr) corpus.insert(corpus.end(), request.unlabeled->begin(), request.unlabeled->end());
+  return corpus;
+}
+
+// The config with the architecture keys of arch (set_architecture on a copy).
+nlohmann::json with_architecture(nlohmann::json config, const Architecture& arch) {
+  set_architecture(config, arch);
+  return config;
+}
+
 // Ranks started with other settings would pretrain apart in silence (another width aborts in gloo).
 SettingsFingerprint pretrain_fingerprint(nlohmann::json config, const PretrainRequest& request) {
   for (const std::string& key : execution_keys()) config.erase(key);
@@ -526,21 +543,31 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   const nlohmann::json config = strip_docs(request.config);
   Options options = parse_options(config);
   if (options.pretrain_epochs == 0) throw ConfigError("pretrain_epochs", "must be > 0 for pretrain");
-  refuse_import_keys(options);
+  if (request.continue_from.empty()) refuse_import_keys(options);
   const Stopwatch watch;
   apply_threads(request.threads, options.max_threads);
   torch::manual_seed(request.seed);
   auto rng = std::make_shared<MaskRng>(request.seed);
-  CharVocab vocab = CharVocab::build(request.train->titles, options.vocab_min_count, options.vocab_max_size);
-  options.arch.vocab_size = vocab.size();
-  Encoder encoder(options.arch, rng);
-  init_bert_weights(*encoder);
-  Encoded titles = encode_titles(vocab, request.train->titles, options.arch.max_len);
+  const std::vector<std::string> corpus = pretraining_corpus(request);
+  std::optional<ContinuedEncoder> continued;
+  if (!request.continue_from.empty()) continued = continue_encoder(request.continue_from, corpus, rng);
+  CharVocab vocab = continued ? continued->vocab : CharVocab::build(corpus, options.vocab_min_count, options.vocab_max_size);
+  if (continued) options = continued->options;
+  options.arch.vocab_size = std::max(continued ? options.arch.vocab_size : 0, vocab.size());
+  Encoder encoder = continued ? continued->encoder : Encoder(options.arch, rng);
+  if (!continued) init_bert_weights(*encoder);
+  Encoded titles = encode_titles(vocab, corpus, options.arch.max_len);
   Collective comm(request.distributed);
   comm.check_same(pretrain_fingerprint(config, request),
                   "the pretraining settings (start every rank with the same command line and data)");
   nlohmann::json facts = pretrain_mlm(encoder, rng, options, {&titles, vocab.size(), request.seed, &comm});
   facts["vocab_size"] = vocab.size();
+  facts["pretrain_titles"] = corpus.size();
+  if (request.unlabeled != nullptr) facts["unlabeled_titles"] = request.unlabeled->size();
+  if (continued) {
+    facts["continued_from"] = request.continue_from;
+    facts["vocab_added"] = continued->added_tokens;
+  }
   facts["threads"] = at::get_num_threads();
   facts["train_seconds"] = watch.seconds();
   facts["world_size"] = comm.world_size();
@@ -553,7 +580,7 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   Manifest manifest;
   manifest.family = kEncoderFamily;
   manifest.labels = request.labels->names;
-  manifest.config = config;
+  manifest.config = continued ? with_architecture(config, options.arch) : config;
   manifest.training = facts;
   writer.commit(manifest);
   return facts;

@@ -16,21 +16,26 @@ constexpr std::uint32_t kVersion = 1;
 
 std::vector<std::string> special_tokens() { return {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}; }
 
-}  // namespace
-
-CharVocab CharVocab::build(const std::vector<std::string>& titles, int min_count, int max_size) {
+// Each character of the normalised titles with its count, most frequent first; ties by bytes,
+// so that a vocabulary never depends on hash order.
+std::vector<std::pair<std::string, std::int64_t>> characters_by_count(const std::vector<std::string>& titles) {
   std::unordered_map<std::string, std::int64_t> counts;
   for (const std::string& title : titles) {
     const std::string text = normalize_title(title);  // the views below point into it
     for (std::string_view ch : split_utf8_chars(text)) ++counts[std::string(ch)];
   }
   std::vector<std::pair<std::string, std::int64_t>> sorted(counts.begin(), counts.end());
-  // Most frequent first; ties by bytes so the vocabulary never depends on hash order.
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
+  return sorted;
+}
+
+}  // namespace
+
+CharVocab CharVocab::build(const std::vector<std::string>& titles, int min_count, int max_size) {
   std::vector<std::string> tokens = special_tokens();
-  for (const auto& [ch, count] : sorted) {
+  for (const auto& [ch, count] : characters_by_count(titles)) {
     if (count < min_count || static_cast<int>(tokens.size()) >= max_size) break;
     tokens.push_back(ch);
   }
@@ -41,6 +46,15 @@ CharVocab CharVocab::build(const std::vector<std::string>& titles, int min_count
                                              std::to_string(titles.size()) + " training titles; lower vocab_min_count");
   }
   return from_tokens(std::move(tokens), "training titles");
+}
+
+CharVocab CharVocab::grown(const std::vector<std::string>& titles, int min_count, int max_size) const {
+  std::vector<std::string> tokens = tokens_;
+  for (const auto& [ch, count] : characters_by_count(titles)) {
+    if (count < min_count || static_cast<int>(tokens.size()) >= max_size) break;
+    if (ids_.count(ch) == 0) tokens.push_back(ch);
+  }
+  return from_tokens(std::move(tokens), "grown vocabulary");
 }
 
 CharVocab CharVocab::from_tokens(std::vector<std::string> tokens, const std::string& origin) {

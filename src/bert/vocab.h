@@ -41,6 +41,10 @@ class CharVocab {
   static CharVocab build(const std::vector<std::string>& titles, int min_count, int max_size);
   static CharVocab from_tokens(std::vector<std::string> tokens, const std::string& origin);
   static CharVocab load(const std::string& path);
+  // This vocabulary with the characters of `titles` it lacks appended, those seen at least
+  // min_count times, most frequent first, while it has fewer than max_size tokens: ids it
+  // gave keep their meaning, so a trained encoder's table only grows.
+  CharVocab grown(const std::vector<std::string>& titles, int min_count, int max_size) const;
   void save(const std::string& path) const;
 
   // [CLS] chars... [SEP], truncated to max_len ids in total; fold_punctuation: see

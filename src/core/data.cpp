@@ -183,7 +183,7 @@ TitleReader::~TitleReader() {
   if (owns_) std::fclose(file_);
 }
 
-bool TitleReader::next(std::string& title) {
+bool TitleReader::next_line(std::string& line) {
   buffer_.clear();
   int c;
   bool any = false;
@@ -201,13 +201,17 @@ bool TitleReader::next(std::string& title) {
   if (!any) return false;
   ++line_;
   clean_line(buffer_, line_);
-  const std::size_t tab = buffer_.rfind('\t');
-  if (tab != std::string::npos &&
-      buffer_.find_first_not_of("0123456789", tab + 1) == std::string::npos) {
-    buffer_.resize(tab);  // "title<TAB>label": the label is ignored
+  line.swap(buffer_);
+  return true;
+}
+
+bool TitleReader::next(std::string& title) {
+  if (!next_line(title)) return false;
+  const std::size_t tab = title.rfind('\t');
+  if (tab != std::string::npos && title.find_first_not_of("0123456789", tab + 1) == std::string::npos) {
+    title.resize(tab);  // "title<TAB>label": the label is ignored
   }
-  if (!is_valid_utf8(buffer_)) throw DataError(path_, line_, "title is not valid UTF-8");
-  title.swap(buffer_);
+  if (!is_valid_utf8(title)) throw DataError(path_, line_, "title is not valid UTF-8");
   return true;
 }
 

@@ -46,6 +46,15 @@ class Sha256 {
 
 }  // namespace
 
+struct Sha256Stream::Impl {
+  Sha256 digest;
+};
+
+Sha256Stream::Sha256Stream() : impl_(std::make_unique<Impl>()) {}
+Sha256Stream::~Sha256Stream() = default;
+void Sha256Stream::update(std::string_view data) { impl_->digest.update(data.data(), data.size()); }
+std::string Sha256Stream::hex() { return impl_->digest.hex(); }
+
 std::string sha256_hex(std::string_view data) {
   Sha256 h;
   h.update(data.data(), data.size());

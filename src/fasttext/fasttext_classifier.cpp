@@ -105,7 +105,13 @@ nlohmann::json FastTextClassifier::train(const TrainContext& ctx) {
     facts["autotune"] = tuned.report;
     facts["chosen"] = to_json(settings_);
   }
-  FitResult fit = fit_engine(settings_, titles, ctx.train->labels, ctx.labels->size(), {ctx.seed, threads, true});
+  FitOptions fit_options{ctx.seed, threads, true};
+  std::vector<std::string> feed;
+  if (ctx.unlabeled != nullptr) {
+    feed = normalize_all(*ctx.unlabeled, settings_.fold_punctuation);
+    fit_options.unlabeled = &feed;
+  }
+  FitResult fit = fit_engine(settings_, titles, ctx.train->labels, ctx.labels->size(), fit_options);
   facts["fit"] = fit.facts;
   if (settings_.quantize) facts["quantize"] = quantize_engine(fit.engine, settings_);
   engine_ = std::move(fit.engine);

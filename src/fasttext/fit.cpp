@@ -27,6 +27,26 @@ Examples make_examples(const FeatureExtractor& fx, const std::vector<std::string
   return ex;
 }
 
+// The titles the tables and IDF count: the training titles, then the feed's.
+std::vector<std::string> counted_titles(const std::vector<std::string>& titles, const FitOptions& options) {
+  std::vector<std::string> all = titles;
+  if (options.unlabeled != nullptr) all.insert(all.end(), options.unlabeled->begin(), options.unlabeled->end());
+  return all;
+}
+
+std::vector<float> idf_of(const FeatureExtractor& fx, const Examples& examples, std::int64_t rows,
+                          const FitOptions& options) {
+  if (options.unlabeled == nullptr || options.unlabeled->empty()) return idf_weights(examples, rows);
+  Examples all = examples;
+  std::vector<std::int32_t> ids;
+  for (const std::string& title : *options.unlabeled) {
+    ids.clear();
+    fx.extract(title, ids);
+    all.add(ids, 0);  // the label is not read: IDF counts rows only
+  }
+  return idf_weights(all, rows);
+}
+
 }  // namespace
 
 FitResult fit_engine(const Settings& settings, const std::vector<std::string>& normalized_titles,
@@ -38,7 +58,7 @@ FitResult fit_engine(const Settings& settings, const std::vector<std::string>& n
   fo.ngram_min_count = settings.ngram_min_count;
   fo.skip_bigrams = settings.skip_bigrams;
   FeatureExtractor features(fo);
-  features.build(normalized_titles);
+  features.build(options.unlabeled != nullptr ? counted_titles(normalized_titles, options) : normalized_titles);
   return fit_with_features(std::move(features), settings, normalized_titles, labels, num_labels, options);
 }
 
@@ -52,7 +72,7 @@ FitResult fit_with_features(FeatureExtractor features, const Settings& settings,
   const Examples examples = make_examples(engine.features, normalized_titles, labels);
   const std::int64_t rows = engine.features.rows();
   std::vector<float> weights;
-  if (settings.idf) weights = idf_weights(examples, rows);
+  if (settings.idf) weights = idf_of(engine.features, examples, rows, options);
   const double prepare_seconds = watch.seconds();
   spdlog::info("fasttext: {} titles, {} characters + {} n-gram buckets = {} rows x {} dims ({:.0f} MB)",
                examples.size(), engine.features.vocab_size(), engine.features.kept_buckets().size(), rows,

@@ -20,6 +20,9 @@ struct FitOptions {
   std::uint64_t seed = 1;
   int threads = 1;
   bool show_progress = true;
+  // Normalised titles without labels (a reader's feed): counted for the vocabulary, the n-gram
+  // buckets kept and the IDF weights, never trained on.
+  const std::vector<std::string>* unlabeled = nullptr;
 };
 
 struct FitResult {

@@ -10,6 +10,7 @@
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "newscls/adapt.h"
 #include "newscls/atomic_file.h"
 #include "newscls/bundle.h"
 #include "newscls/bundle_files.h"
@@ -259,9 +260,65 @@ std::optional<StageResult> run_compression(const PipelineRequest& request, const
   return result;
 }
 
+constexpr const char* kAdaptedSuffix = "-adapted";
+
+bool adaptation_complete(const std::string& dir, const RunData& data) {
+  if (!fs::exists(dir + "/" + kMetricsFile)) return false;
+  try {
+    return metrics_not_training(dir, Bundle::open(dir).manifest(), data).empty();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// A stage made of other stages' bundles (a cascade) is not adapted again: its members' adapted
+// rows stand beside theirs.
+bool adapts(const PipelineRequest& request, const std::string& family) {
+  return !request.unlabeled.empty() && why_not_adaptable(family).empty() && !find_family(family).calibrated_by_members();
+}
+
+// The stage's bundle adapted to the request's feed, as a stage of its own "<stage>-adapted";
+// nullopt when the run has no feed or the family does not adapt.
+std::optional<StageResult> run_adaptation(const PipelineRequest& request, const std::string& stage,
+                                          const std::string& run_dir, bool source_resumed, const RunData& data) {
+  if (!adapts(request, stage)) return std::nullopt;
+  AdaptRequest a;
+  a.model_dir = run_dir + "/" + stage;
+  StageResult result{stage + kAdaptedSuffix, StageStatus::kDone, "", 0};
+  a.out_dir = run_dir + "/" + result.stage;
+  if (request.resume && source_resumed && adaptation_complete(a.out_dir, data)) {
+    return StageResult{result.stage, StageStatus::kResumed, "bundle and metrics already complete", 0};
+  }
+  a.unlabeled = request.unlabeled;
+  a.data_dir = request.data_dir;
+  a.seed = request.seed;
+  a.threads = request.threads;
+  a.skip_bad_lines = request.skip_bad_lines;
+  const Stopwatch watch;
+  try {
+    adapt_model(a);
+  } catch (const InterruptedError&) {
+    throw;
+  } catch (const std::exception& e) {
+    result.status = StageStatus::kFailed;
+    result.reason = e.what();
+    spdlog::error("stage {} failed: {}", result.stage, e.what());
+  }
+  result.wall_seconds = watch.seconds();
+  return result;
+}
+
 bool offers(const std::string& family, const std::string& method) {
   const std::vector<std::string> methods = find_family(family).compress_methods();
   return std::find(methods.begin(), methods.end(), method) != methods.end();
+}
+
+// The suffixes of the stages a stage's bundle makes: "-<method>" (compression), "-adapted".
+std::vector<std::string> derived_stages(const PipelineRequest& request, const std::string& stage) {
+  std::vector<std::string> suffixes;
+  if (offers(stage, request.compress)) suffixes.push_back("-" + request.compress);
+  if (adapts(request, stage)) suffixes.push_back(kAdaptedSuffix);
+  return suffixes;
 }
 
 // "" and "none" ask for no compression; any other method must be one some family offers, else a
@@ -382,6 +439,9 @@ std::vector<PlannedStage> plan_run(const PipelineRequest& request, const std::st
   check_stages_distinct(stages);
   for (const std::string& stage : stages) find_family(stage);  // an unknown or unloadable stage stops here
   check_compress_method(request.compress, stages);
+  if (request.unlabeled == "-") {
+    throw UsageError("pipeline --unlabeled: a file, not stdin (each adapted stage reads the feed)");
+  }
   check_config_dir(request.config_dir);
   check_other_overrides(request, stages);
   if (fs::exists(run_dir + "/manifest.json")) {
@@ -397,6 +457,7 @@ std::vector<PlannedStage> plan_run(const PipelineRequest& request, const std::st
   for (const PlannedStage& stage : request.resume ? std::vector<PlannedStage>{} : plan) {
     BundleWriter::check_target(stage.dir);
     if (offers(stage.name, request.compress)) BundleWriter::check_target(stage.dir + "-" + request.compress);
+    if (adapts(request, stage.name)) BundleWriter::check_target(stage.dir + kAdaptedSuffix);
   }
   return plan;
 }
@@ -456,19 +517,21 @@ PipelineSummary run_pipeline(const PipelineRequest& request) {
     write_status(summary.run_dir, summary.stages);
     outcomes[r.stage] = r.status;
     if (r.status != StageStatus::kDone && r.status != StageStatus::kResumed) {
-      if (offers(r.stage, request.compress)) {  // its compression stage is listed, skipped, not dropped
-        summary.stages.push_back(
-            {r.stage + "-" + request.compress, StageStatus::kSkipped, unusable_input({r.stage}, outcomes), 0});
+      // Its compression and adaptation stages are listed, skipped, not dropped.
+      for (const std::string& suffix : derived_stages(request, r.stage)) {
+        summary.stages.push_back({r.stage + suffix, StageStatus::kSkipped, unusable_input({r.stage}, outcomes), 0});
         spdlog::info("stage {}: skipped: {}", summary.stages.back().stage, summary.stages.back().reason);
         write_status(summary.run_dir, summary.stages);
       }
       continue;
     }
     const bool resumed = r.status == StageStatus::kResumed;
-    if (std::optional<StageResult> c = run_compression(request, plan[i].name, summary.run_dir, resumed, data)) {
-      spdlog::info("stage {}: {}{}{}", c->stage, to_string(c->status), c->reason.empty() ? "" : ": ", c->reason);
-      summary.stages.push_back(*c);
-      write_status(summary.run_dir, summary.stages);
+    for (auto run_derived : {run_compression, run_adaptation}) {
+      if (std::optional<StageResult> c = run_derived(request, plan[i].name, summary.run_dir, resumed, data)) {
+        spdlog::info("stage {}: {}{}{}", c->stage, to_string(c->status), c->reason.empty() ? "" : ": ", c->reason);
+        summary.stages.push_back(*c);
+        write_status(summary.run_dir, summary.stages);
+      }
     }
   }
   write_pipeline_report(summary, request);

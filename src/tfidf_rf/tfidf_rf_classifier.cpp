@@ -159,9 +159,12 @@ nlohmann::json TfidfRfClassifier::train(const TrainContext& ctx) {
   threads_ = std::max(ctx.threads, 1);
   const Dataset& data = *ctx.train;
   const Stopwatch watch;
-  fit_subword(data.titles);
+  // A reader's feed counts for the vocabulary and document frequencies, never for the forest.
+  std::vector<std::string> counted = data.titles;
+  if (ctx.unlabeled != nullptr) counted.insert(counted.end(), ctx.unlabeled->begin(), ctx.unlabeled->end());
+  fit_subword(counted);
   const double subword_seconds = settings_.subword ? watch.seconds() : 0.0;
-  fit_vocabulary(data.titles);
+  fit_vocabulary(counted);
   const CsrMatrix x = vectorize(data.titles);
   if (x.cols == 0) {  // a forest of no features answers one class for every title
     throw ConfigError("min_df", "no n-gram occurs in " + std::to_string(settings_.tfidf.min_df) +

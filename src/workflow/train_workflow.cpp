@@ -1,4 +1,5 @@
 #include <filesystem>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -12,6 +13,8 @@
 #include "newscls/workflow.h"
 #include "workflow/calibration.h"
 #include "workflow/splits.h"
+#include "workflow/self_training.h"
+#include "workflow/train_steps.h"
 #include "workflow/work_folder.h"
 
 namespace fs = std::filesystem;
@@ -38,7 +41,7 @@ nlohmann::json fit_calibration_facts(const EvalOutcome& dev, Temperature& t) {
   spdlog::info("calibration on dev: T {:.3f} floor {:g}; ECE {:.4f} -> {:.4f}, NLL {:.4f} -> {:.4f}", t.temperature,
                t.floor, dev.metrics.calibration.ece, after.ece, nll_before, after.nll);
   return {{"temperature", t.temperature}, {"floor", t.floor}, {"method", "temperature scaling, NLL on dev"},
-          {"dev_titles", dev.truth.size()}, {"dev_nll_before", nll_before}, {"dev_nll_after", after.nll},
+          {"dev_titles", dev.truth.size()}, {"dev_accuracy", dev.metrics.accuracy}, {"dev_nll_before", nll_before}, {"dev_nll_after", after.nll},
           {"dev_ece_before", dev.metrics.calibration.ece}, {"dev_ece_after", after.ece}};
 }
 
@@ -77,16 +80,6 @@ TrainContext context_for(const TrainRequest& request, const Splits& splits, cons
   return ctx;
 }
 
-nlohmann::json timed_train(Classifier& model, const TrainContext& ctx) {
-  spdlog::info("training {} with {} threads, seed {}", model.family(), ctx.threads, ctx.seed);
-  const Stopwatch watch;
-  nlohmann::json facts = model.train(ctx);
-  facts["train_seconds"] = watch.seconds() + facts.value(kResumedSecondsFact, 0.0);
-  if (!facts.contains("threads")) facts["threads"] = ctx.threads;  // a family may cap what it uses
-  facts["seed"] = ctx.seed;
-  return facts;
-}
-
 Manifest manifest_for(const Classifier& model, const Splits& splits, const nlohmann::json& facts,
                       const Metrics& test, const std::string& data_sha256) {
   Manifest manifest;
@@ -113,21 +106,6 @@ bool wants_calibration(CalibrateSetting setting, const Classifier& model, nlohma
     return false;
   }
   return true;
-}
-
-// Fits the temperature on dev (the sample the model's eval_limit asks for) and wraps the model.
-std::unique_ptr<Classifier> calibrate_on_dev(std::unique_ptr<Classifier> model, const Splits& splits,
-                                             const TrainRequest& request, nlohmann::json& facts) {
-  EvalOptions options;
-  options.seed = request.seed;
-  options.limit = model->eval_limit();
-  options.progress_label = "dev";
-  const EvalOutcome dev = evaluate_model(*model, splits.dev, splits.labels, options);
-  Temperature t;
-  const nlohmann::json fitted = fit_calibration_facts(dev, t);
-  if (fitted.is_null()) return model;  // no probabilities to scale
-  facts[kCalibrationFact] = fitted;
-  return with_temperature(std::move(model), t);
 }
 
 // Options a family would ignore are refused, not dropped silently.
@@ -230,6 +208,12 @@ TrainOutcome train_model(const TrainRequest& request) {
   const nlohmann::json settings = training_settings(request, *model, data_sha256);
   TrainContext ctx = context_for(request, splits, out_dir, threads, continue_work(request, settings, out_dir));
   ctx.settings_fingerprint = rank_fingerprint(settings, find_family(request.family).execution_keys());
+  std::optional<FeedTraining> feed;
+  if (!request.unlabeled.empty()) {
+    feed.emplace(open_feed_training(request, splits, model->config(), out_dir, threads));
+    ctx.unlabeled = &feed->feed.titles;
+    if (!feed->init_dir().empty()) ctx.init_dir = feed->init_dir();
+  }
   nlohmann::json facts = timed_train(*model, ctx);
   if (request.distributed.rank != 0) {  // rank 0 evaluates and writes the bundle
     spdlog::info("rank {} done; rank 0 writes the bundle {}", request.distributed.rank, out_dir);
@@ -241,31 +225,64 @@ TrainOutcome train_model(const TrainRequest& request) {
   // A family may store other values than were asked (autotune's choice, a path made absolute):
   // pipeline --resume compares what was asked.
   if (model->config() != requested) facts[kRequestedConfigKey] = requested;
-  if (wants_calibration(calibrate, *model, facts)) {
-    model = calibrate_on_dev(std::move(model), splits, request, facts);
-    model->reset_run_stats();  // the test metrics count the test evaluation's requests alone
-  }
-  spdlog::info("trained in {:.1f} s; evaluating on {}", facts["train_seconds"].get<double>(), splits.test.path);
+  if (request.extra_facts.is_object()) facts.update(request.extra_facts);
+  model = calibrated_on_dev(std::move(model), calibrate, splits, request.seed, facts);
+  spdlog::info("trained in {:.1f} s", facts["train_seconds"].get<double>());
+  TrainedModel trained{std::move(model), std::move(facts), request.family, out_dir, data_sha256, request.seed};
+  if (feed) trained = self_trained(std::move(trained), request, splits, ctx, *feed, calibrate);
+  return write_trained_bundle(std::move(trained), splits);
+}
 
+nlohmann::json timed_train(Classifier& model, const TrainContext& ctx) {
+  spdlog::info("training {} with {} threads, seed {}", model.family(), ctx.threads, ctx.seed);
+  const Stopwatch watch;
+  nlohmann::json facts = model.train(ctx);
+  facts["train_seconds"] = watch.seconds() + facts.value(kResumedSecondsFact, 0.0);
+  if (!facts.contains("threads")) facts["threads"] = ctx.threads;  // a family may cap what it uses
+  facts["seed"] = ctx.seed;
+  return facts;
+}
+
+// Fits the temperature on dev (the sample the model's eval_limit asks for) and wraps the model.
+std::unique_ptr<Classifier> calibrated_on_dev(std::unique_ptr<Classifier> model, CalibrateSetting setting,
+                                              const Splits& splits, std::uint64_t seed, nlohmann::json& facts) {
+  if (!wants_calibration(setting, *model, facts)) return model;
+  EvalOptions options;
+  options.seed = seed;
+  options.limit = model->eval_limit();
+  options.progress_label = "dev";
+  const EvalOutcome dev = evaluate_model(*model, splits.dev, splits.labels, options);
+  Temperature t;
+  const nlohmann::json fitted = fit_calibration_facts(dev, t);
+  if (fitted.is_null()) return model;  // no probabilities to scale
+  facts[kCalibrationFact] = fitted;
+  auto calibrated = with_temperature(std::move(model), t);
+  calibrated->reset_run_stats();  // the test metrics count the test evaluation's requests alone
+  return calibrated;
+}
+
+TrainOutcome write_trained_bundle(TrainedModel trained, const Splits& splits) {
+  Classifier& model = *trained.model;
+  spdlog::info("evaluating on {}", splits.test.path);
   EvalOptions eval_options;
-  eval_options.seed = request.seed;
-  eval_options.limit = model->eval_limit();
+  eval_options.seed = trained.seed;
+  eval_options.limit = model.eval_limit();
   eval_options.progress_label = "test";
-  const EvalOutcome eval = evaluate_model(*model, splits.test, splits.labels, eval_options);
+  const EvalOutcome eval = evaluate_model(model, splits.test, splits.labels, eval_options);
 
-  BundleWriter writer(out_dir);
-  model->save(writer);
-  nlohmann::json metrics = eval_report_json(eval, *model, splits.test.path);
+  BundleWriter writer(trained.out_dir);
+  model.save(writer);
+  nlohmann::json metrics = eval_report_json(eval, model, splits.test.path);
   metrics["split"] = "test";
-  metrics["training"] = facts;
+  metrics["training"] = trained.facts;
   metrics["skipped_lines"] = skipped_lines(splits);
-  metrics["calibrated"] = calibrated_by_facts(facts);
-  name_stages(metrics, facts);
+  metrics["calibrated"] = calibrated_by_facts(trained.facts);
+  name_stages(metrics, trained.facts);
   write_eval_files(writer.file_path(kMetricsFile), eval, metrics, splits.test, splits.labels,
-                   figure_caption(out_dir, request.family, splits.test.path));
-  writer.commit(manifest_for(*model, splits, facts, eval.metrics, data_sha256));
-  spdlog::info("wrote bundle {}", out_dir);
-  return {out_dir, eval.metrics, metrics};
+                   figure_caption(trained.out_dir, trained.family, splits.test.path));
+  writer.commit(manifest_for(model, splits, trained.facts, eval.metrics, trained.data_sha256));
+  spdlog::info("wrote bundle {}", trained.out_dir);
+  return {trained.out_dir, eval.metrics, metrics};
 }
 
 }  // namespace newscls

@@ -1,0 +1,36 @@
+#include <cstdio>
+#include <memory>
+
+#include "commands.h"
+#include "common_options.h"
+#include "newscls/adapt.h"
+#include "newscls/metrics.h"
+
+namespace newscls::app {
+
+void setup_adapt(CLI::App& app) {
+  auto request = std::make_shared<AdaptRequest>();
+  CLI::App* cmd = app.add_subcommand(
+      "adapt", "Adapt a trained model to your own feed's titles, without labels (self-training; bert also "
+               "continues pretraining on them); writes a new bundle");
+  add_model_dir_option(*cmd, request->model_dir);
+  cmd->add_option("--unlabeled", request->unlabeled, "Titles of your feed, one per line, no labels ('-' = stdin)")
+      ->required()
+      ->check(non_empty_path());
+  cmd->add_option("--out", request->out_dir, "Bundle directory to write (the source bundle is kept)")
+      ->required()
+      ->check(non_empty_path());
+  cmd->add_option("--data", request->data_dir,
+                  "Labelled data directory (default: the data the bundle was trained on)")->check(non_empty_path());
+  add_self_training_options(*cmd, request->self_training, request->teacher_dirs);
+  add_seed_option(*cmd, request->seed);
+  add_threads_option(*cmd, request->threads);
+  add_skip_bad_lines_option(*cmd, request->skip_bad_lines);
+  cmd->callback([request] {
+    const TrainOutcome outcome = adapt_model(*request);
+    std::printf("adapted %s on test (bundle %s)\n%s", request->model_dir.c_str(), outcome.out_dir.c_str(),
+                format_metrics_table(outcome.test_metrics).c_str());
+  });
+}
+
+}  // namespace newscls::app

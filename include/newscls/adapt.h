@@ -1,0 +1,52 @@
+// Adapting a model to the reader's own outlet from titles of it without labels: `newscls adapt`
+// (a trained bundle) and `newscls train --unlabeled` (from the start).
+//
+// Three things, each for every family that can use it:
+// - the feed counts for the family's vocabulary and document frequencies (TrainContext::unlabeled);
+// - a family that pretrains an encoder (bert) pretrains on the feed too: `train` from scratch on
+//   the training titles plus the feed, `adapt` by continuing the bundle's own encoder on the
+//   feed, its vocabulary grown by the feed's frequent new characters (domain-adaptive
+//   pretraining, Gururangan et al. 2020); every round fine-tunes from that encoder;
+// - self-training: the model, with any teachers (`--teacher`, co-training: a title is taken when
+//   all agree), labels the feed; confident titles, capped per class near the labelled data's
+//   class shares (workflow/pseudo_labels.h), join the labelled ones and the family trains again;
+//   rounds repeat until the kept labels change by less than stable_change, at most `rounds`.
+// The result is written like a trained bundle (test figures, calibration on dev, atomically), its
+// manifest's training facts holding "adaptation": the feed's line count and sha256, the method,
+// and each round's figures. The source bundle is only read.
+//
+//   AdaptRequest r;
+//   r.model_dir = "runs/fasttext"; r.unlabeled = "my_feed.txt"; r.out_dir = "runs/fasttext-adapted";
+//   TrainOutcome out = adapt_model(r);
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "newscls/workflow.h"
+
+namespace newscls {
+
+struct AdaptRequest {
+  std::string model_dir;             // the bundle to adapt (read only)
+  std::string unlabeled;             // the feed, one title per line; "-" = stdin
+  std::string out_dir;               // the adapted bundle
+  std::string data_dir;              // "" = the data the bundle was trained on (its manifest)
+  std::vector<std::string> teacher_dirs;  // bundles voting beside the model (co-training)
+  SelfTraining self_training;
+  std::uint64_t seed = 1;
+  int threads = 0;                   // 0 = all cores
+  bool skip_bad_lines = false;
+};
+
+TrainOutcome adapt_model(const AdaptRequest& request);
+
+// Why `adapt` refuses bundles of this family (an LLM is asked, not trained; a cascade is made of
+// other bundles), or "" when it adapts them.
+std::string why_not_adaptable(const std::string& family);
+
+}  // namespace newscls

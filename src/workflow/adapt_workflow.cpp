@@ -1,0 +1,189 @@
+// `newscls adapt`: a trained bundle adapted to a reader's feed (newscls/adapt.h).
+#include "newscls/adapt.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "newscls/bundle.h"
+#include "newscls/error.h"
+#include "newscls/registry.h"
+#include "newscls/stopwatch.h"
+#include "workflow/self_training.h"
+#include "workflow/self_training_rounds.h"
+
+namespace fs = std::filesystem;
+
+namespace newscls {
+namespace {
+
+// The data the bundle was trained on, unless the request names other.
+std::string data_dir_of(const AdaptRequest& request, const Manifest& manifest) {
+  if (!request.data_dir.empty()) return request.data_dir;
+  if (manifest.training.is_object() && manifest.training.value("data", nlohmann::json()).is_string()) {
+    return manifest.training["data"].get<std::string>();
+  }
+  return "";
+}
+
+void check_paths(const AdaptRequest& request) {
+  if (request.unlabeled.empty()) throw UsageError("--unlabeled: the feed's titles are needed");
+  std::error_code error;
+  if (fs::equivalent(request.model_dir, request.out_dir, error)) {
+    throw UsageError("--out " + request.out_dir + " is the bundle to adapt; the source is kept: write elsewhere");
+  }
+  BundleWriter::check_target(request.out_dir);
+}
+
+// For a family that pretrains: its encoder continued on the feed.
+void continue_pretraining(FeedTraining& feed, const Family& family, const AdaptRequest& request,
+                          const Manifest& manifest, const Splits& splits, int threads) {
+  const fs::path parent = fs::absolute(request.out_dir).parent_path();
+  feed.encoder_folder = std::make_unique<StagingFolder>(parent.string(), ".adapt-encoder");
+  PretrainRequest pretrain;
+  pretrain.config = manifest.config;
+  pretrain.train = &splits.train;
+  pretrain.labels = &splits.labels;
+  pretrain.unlabeled = &feed.feed.titles;
+  pretrain.continue_from = request.model_dir;
+  pretrain.seed = request.seed;
+  pretrain.threads = threads;
+  pretrain.out_dir = feed.init_dir();
+  spdlog::info("continuing the encoder's pretraining on the feed");
+  feed.pretrain_facts = family.pretrain(pretrain);
+}
+
+// Without continued pretraining, each round starts where the bundle's own training did (an
+// imported checkpoint, hf:DIR, or an encoder bundle), when it did from one.
+std::string init_of(const Manifest& manifest) {
+  const nlohmann::json& facts = manifest.training;
+  if (!facts.is_object() || !facts.value("init_dir", nlohmann::json()).is_string()) return "";
+  return facts["init_dir"].get<std::string>();
+}
+
+// The bundles a bundle holds as its members ("members/0", "members/1", ...: a cascade), in order.
+std::vector<std::string> member_bundles(const std::string& dir) {
+  std::vector<std::string> members;
+  for (int i = 0; fs::is_regular_file(dir + "/members/" + std::to_string(i) + "/manifest.json"); ++i) {
+    members.push_back(dir + "/members/" + std::to_string(i));
+  }
+  if (members.empty()) throw ModelFormatError(dir, "a bundle made of other bundles holds no members/0");
+  return members;
+}
+
+// A bundle made of others (a cascade): each member adapted with the others as its teachers
+// (co-training: a feed title is taken when all members agree), then the bundle trained anew on
+// the adapted members, as `train` would with them.
+TrainOutcome adapt_members(const AdaptRequest& request, const Family& family, const Manifest& manifest) {
+  const std::vector<std::string> members = member_bundles(request.model_dir);
+  const fs::path parent = fs::absolute(request.out_dir).parent_path();
+  const StagingFolder staging(parent.string(), ".adapt-members");
+  std::vector<std::string> adapted;
+  nlohmann::json facts = nlohmann::json::array();
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    AdaptRequest member = request;
+    member.model_dir = members[i];
+    member.out_dir = staging.path() + "/" + std::to_string(i);
+    member.teacher_dirs = request.teacher_dirs;
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      if (k != i && why_not_adaptable(Bundle::open(members[k]).manifest().family).empty()) {
+        member.teacher_dirs.push_back(members[k]);
+      }
+    }
+    spdlog::info("adapting member {} of {}: {}", i + 1, members.size(), members[i]);
+    if (why_not_adaptable(Bundle::open(members[i]).manifest().family).empty()) {
+      adapt_model(member);
+      adapted.push_back(member.out_dir);
+      facts.push_back(Bundle::open(member.out_dir).manifest().training["adaptation"]);
+    } else {
+      adapted.push_back(members[i]);  // an LLM member is asked as it is
+      facts.push_back(nullptr);
+    }
+  }
+  TrainRequest train;
+  train.family = manifest.family;
+  train.data_dir = request.data_dir.empty() ? manifest.training.value("data", std::string()) : request.data_dir;
+  train.out_dir = request.out_dir;
+  train.config = family.with_trains_from(manifest.config, adapted);
+  train.seed = request.seed;
+  train.threads = request.threads;
+  train.skip_bad_lines = request.skip_bad_lines;
+  train.extra_facts = {{"adaptation", {{"method", "members adapted (co-training)"}, {"source_bundle", request.model_dir},
+                                       {"members", facts}}}};
+  return train_model(train);
+}
+
+bool any_round_trained(const nlohmann::json& rounds) {
+  return std::any_of(rounds.begin(), rounds.end(), [](const nlohmann::json& r) { return !r.contains("stopped"); });
+}
+
+}  // namespace
+
+std::string why_not_adaptable(const std::string& name) {
+  const Family& family = find_family(name);
+  if (family.pays_per_prediction()) {
+    return "a '" + name + "' model learns nothing from titles (it is asked, not trained); adapt the local models, "
+           "or use it as --teacher";
+  }
+  return "";
+}
+
+TrainOutcome adapt_model(const AdaptRequest& request) {
+  const Stopwatch watch;
+  check_paths(request);
+  request.self_training.check();
+  const Bundle bundle = Bundle::open(request.model_dir);
+  const Manifest& manifest = bundle.manifest();
+  const Family& family = find_family(manifest.family);
+  if (const std::string why = why_not_adaptable(family.name()); !why.empty()) throw UsageError(request.model_dir + ": " + why);
+  if (family.calibrated_by_members()) return adapt_members(request, family, manifest);
+  const Splits splits = read_splits(data_dir_of(request, manifest), request.skip_bad_lines);
+  if (splits.labels.names != manifest.labels) {
+    throw DataError(splits.layout.classes(), 0, "class list differs from the labels of " + request.model_dir);
+  }
+  const int threads = request.threads > 0 ? request.threads : default_thread_count();
+  FeedTraining feed;
+  feed.feed = read_feed(request.unlabeled, {request.self_training.max_feed_titles, request.seed, request.skip_bad_lines});
+  spdlog::info("feed {}: {} lines, {} distinct titles used", feed.feed.path, feed.feed.lines, feed.feed.titles.size());
+  if (family.pretrains() && request.self_training.pretrain) {
+    continue_pretraining(feed, family, request, manifest, splits, threads);
+  }
+
+  TrainContext ctx;
+  ctx.dev = &splits.dev;
+  ctx.labels = &splits.labels;
+  ctx.unlabeled = &feed.feed.titles;
+  ctx.seed = request.seed;
+  ctx.threads = threads;
+  ctx.out_dir = request.out_dir;
+  ctx.init_dir = feed.encoder_folder ? feed.init_dir() : init_of(manifest);
+  const CalibrateSetting calibrate = CalibrateSetting::kAuto;
+  const RoundTrainer train_round{manifest.family, manifest.config, ctx, calibrate, &splits};
+
+  TrainedModel trained{load_classifier(bundle), manifest.training, manifest.family, request.out_dir,
+                       data_fingerprint(splits.layout), request.seed};
+  trained.model->set_threads(threads);
+  nlohmann::json rounds = nlohmann::json::array();
+  if (request.self_training.rounds > 0) {
+    const auto teachers = teacher_votes(request.teacher_dirs, manifest.labels, feed.feed.titles, threads);
+    rounds = run_rounds(trained, train_round, feed.feed.titles, teachers, request.self_training);
+  }
+  // No round trained (none asked, or none kept a feed title): the feed's vocabulary and the
+  // encoder pretrained on it still make a model of their own.
+  if (!any_round_trained(rounds)) trained = train_round(splits.train);
+  trained.family = manifest.family;
+  trained.out_dir = request.out_dir;
+  trained.data_sha256 = data_fingerprint(splits.layout);
+  trained.seed = request.seed;
+  if (feed.encoder_folder) trained.facts.erase("init_dir");
+  trained.facts["adaptation"] = adaptation_facts(feed, request.self_training, request.teacher_dirs, rounds);
+  trained.facts["adaptation"]["source_bundle"] = request.model_dir;
+  trained.facts["adaptation"]["adapt_seconds"] = watch.seconds();
+  spdlog::info("adapted in {:.1f} s", watch.seconds());
+  return write_trained_bundle(std::move(trained), splits);
+}
+
+}  // namespace newscls

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# newscls adapt and train --unlabeled through the real binary, on a slice of THUCNews and the
+# first lines of the shared unlabelled feed: what the manifest records, determinism for a
+# seed, the source bundle untouched, co-training with a teacher, the feed's vocabulary for
+# tfidf-rf, and the refusals (an empty feed, a binary one, --out over the source).
+source "$(dirname "$0")/lib.sh"
+dir=$(scratch)
+make_slice "$dir/data" 3000 20
+feed_src="$NEWSCLS_SOURCE_DIR/../shared/data/unlabeled/toutiao_feed.txt"
+[[ -f $feed_src ]] || fail "shared feed not found at $feed_src"
+head -n 1500 "$feed_src" >"$dir/feed.txt"
+
+"$NEWSCLS_BIN" train --model fasttext --data "$dir/data" --out "$dir/ft" --threads 1 --seed 3 --set epochs=5 >/dev/null
+before=$(sha256sum "$dir/ft/manifest.json" "$dir/ft/fasttext.bin")
+
+"$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --unlabeled "$dir/feed.txt" --out "$dir/ft-a" --threads 1 --seed 3 \
+  --min-confidence 0.6 >"$dir/adapt.out" 2>"$dir/adapt.err"
+m="$dir/ft-a/manifest.json"
+assert_eq "$before" "$(sha256sum "$dir/ft/manifest.json" "$dir/ft/fasttext.bin")" "the source bundle is only read"
+assert_eq 1500 "$(json_get "$m" "j['training']['adaptation']['feed']['lines']")" "feed line count"
+assert_eq "$(sha256sum <"$dir/feed.txt" | cut -d' ' -f1)" "$(json_get "$m" "j['training']['adaptation']['feed']['sha256']")" "feed sha256"
+assert_eq "feed vocabulary + self-training" "$(json_get "$m" "j['training']['adaptation']['method']")" "method"
+assert_eq True "$(json_get "$m" "j['training']['adaptation']['rounds'][0]['kept'] > 0")" "feed titles kept in round 1"
+assert_eq True "$(json_get "$m" "0.5 < j['training']['test_accuracy'] <= 1")" "the adapted model still classifies"
+assert_contains "$dir/adapt.out" "adapted $dir/ft on test"
+"$NEWSCLS_BIN" info --model-dir "$dir/ft-a" >"$dir/info.json"
+assert_contains "$dir/info.json" '"adaptation"'
+
+# The same seed on one thread gives the same bundle.
+"$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --unlabeled "$dir/feed.txt" --out "$dir/ft-b" --threads 1 --seed 3 \
+  --min-confidence 0.6 >/dev/null 2>&1
+assert_eq "$(sha256sum <"$dir/ft-a/fasttext.bin")" "$(sha256sum <"$dir/ft-b/fasttext.bin")" "deterministic for a seed"
+
+# A labelled feed: the labels are never read, and a warning says so; the titles are the same
+# ones, so the bundle is too.
+awk '{print $0 "\t" (NR % 10)}' "$dir/feed.txt" >"$dir/labelled.txt"
+"$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --unlabeled "$dir/labelled.txt" --out "$dir/ft-l" --threads 1 --seed 3 \
+  --min-confidence 0.6 >/dev/null 2>"$dir/labelled.err"
+assert_contains "$dir/labelled.err" "a label after it is never read"
+assert_eq "$(sha256sum <"$dir/ft-a/fasttext.bin")" "$(sha256sum <"$dir/ft-l/fasttext.bin")" "labels in the feed change nothing"
+
+# Co-training with a tfidf-rf teacher; train --unlabeled counts the feed in the vocabulary.
+"$NEWSCLS_BIN" train --model tfidf-rf --data "$dir/data" --out "$dir/rf" --threads 2 --set n_trees=10 >/dev/null
+"$NEWSCLS_BIN" train --model tfidf-rf --data "$dir/data" --out "$dir/rf-u" --threads 2 --set n_trees=10 \
+  --unlabeled "$dir/feed.txt" --rounds 0 >/dev/null 2>&1
+with_feed=$(json_get "$dir/rf-u/manifest.json" "j['training']['n_features']")
+without=$(json_get "$dir/rf/manifest.json" "j['training']['n_features']")
+((with_feed > without)) || fail "the feed's n-grams join tfidf-rf's features: $with_feed against $without"
+"$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --teacher "$dir/rf" --unlabeled - --out "$dir/ft-co" --threads 1 \
+  --min-confidence 0.5 <"$dir/feed.txt" >/dev/null 2>&1
+assert_eq "feed vocabulary + co-training" "$(json_get "$dir/ft-co/manifest.json" "j['training']['adaptation']['method']")" "co-training"
+assert_eq True "$(json_get "$dir/ft-co/manifest.json" "j['training']['adaptation']['rounds'][0]['disagreed'] > 0")" "disagreements counted"
+
+# Refusals: nothing written under --out.
+printf '\n  \n' >"$dir/empty.txt"
+expect_exit 1 "$dir/empty.err" "$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --unlabeled "$dir/empty.txt" --out "$dir/x"
+assert_contains "$dir/empty.err" "no usable title"
+printf 'ok\n\xff\xfe\x00\x01\n' >"$dir/binary.txt"
+expect_exit 1 "$dir/binary.err" "$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --unlabeled "$dir/binary.txt" --out "$dir/x"
+assert_contains "$dir/binary.err" "binary.txt:2"
+expect_exit 2 "$dir/same.err" "$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --unlabeled "$dir/feed.txt" --out "$dir/ft"
+[[ ! -e $dir/x ]] || fail "a refused adaptation wrote $dir/x"
+echo "test_adapt: ok"
