@@ -149,7 +149,7 @@ void add_distributed_options(CLI::App& cmd, DistributedSettings& d) {
 }
 
 void add_skip_bad_lines_option(CLI::App& cmd, bool& skip) {
-  cmd.add_flag("--skip-bad-lines", skip, "Skip malformed data lines (counted in the log and metrics.json) instead of stopping");
+  cmd.add_flag("--skip-bad-lines", skip, "Skip malformed data lines or records (counted in the log and metrics.json) instead of stopping");
 }
 
 void add_model_dir_option(CLI::App& cmd, std::string& model_dir) {

@@ -2,7 +2,7 @@
 # Labelled files instead of a data folder (docs/DATA_FORMATS.md): train --train on a CSV with
 # the class list from its label names (in the manifest and `info`), no dev file (a recorded
 # split), no test file (figures said to be dev's); eval --input in another format with names;
-# a bad record exits 1 naming file:line; conflicting options exit 2.
+# pipeline --train; a bad record exits 1 naming file:line; conflicting options exit 2.
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch)
 names=(sports finance game)
@@ -30,6 +30,20 @@ assert_eq dev "$(json_get "$dir/ft/metrics.json" "j['split']")" "metrics.json sp
 "$NEWSCLS_BIN" eval --model-dir "$dir/ft" --input "$dir/test.jsonl" --out "$dir/e/metrics.json" >"$dir/out" 2>"$dir/err" \
   || { cat "$dir/err" >&2; fail "eval --input JSONL with class names"; }
 assert_eq "9 input" "$(json_get "$dir/e/metrics.json" "j['count'], j['split']" | tr -d "(),'")" "titles evaluated"
+
+# pipeline --train: no compression stage by default, the report says whose figures, --resume keeps the stage.
+run_pipeline() {
+  "$NEWSCLS_BIN" pipeline --train "$dir/train.csv" --text-column title --label-column category --stages fasttext \
+    --out "$dir/run" --set fasttext.epochs=2 --threads 1 "$@" >"$dir/out" 2>"$dir/err" \
+    || { cat "$dir/err" >&2; fail "pipeline --train $*"; }
+}
+run_pipeline
+assert_contains "$dir/run/report.md" "Metrics are on the dev split: no --test file was given"
+assert_not_contains "$dir/out" "quantize"
+run_pipeline --resume
+assert_contains "$dir/out" "fasttext   resumed"
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" pipeline --train "$dir/train.csv" --compress quantize --out "$dir/run2"
+assert_contains "$dir/err" "with --train, give --compress none"
 
 printf 'category,title\nsports,"a"\nfinance,b,extra\n' >"$dir/bad.csv"
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model fasttext --train "$dir/bad.csv" --text-column title \
