@@ -61,27 +61,50 @@ std::string lower_extension(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+struct FormatName {
+  DataFormat format;
+  const char* name;
+  std::vector<std::string> extensions;
+};
+
+// fastText's file format shares the family's name: test_house_rules lets a line naming a
+// DataFormat:: enumerator say it.
+const std::vector<FormatName>& format_table() {
+  static const std::vector<FormatName> table = {
+      {DataFormat::kTsv, "tsv", {"tsv", "txt"}},
+      {DataFormat::kCsv, "csv", {"csv"}},
+      {DataFormat::kJsonl, "jsonl", {"jsonl", "json", "ndjson"}},
+      {DataFormat::kFastText, "fasttext", {"ft", "fasttext"}},
+  };
+  return table;
+}
+
+}  // namespace
+
 const std::vector<std::string>& data_format_names() {
-  static const std::vector<std::string> names = {"tsv", "csv", "jsonl", "fasttext"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const FormatName& f : format_table()) out.push_back(f.name);
+    return out;
+  }();
   return names;
 }
 
 const char* to_string(DataFormat format) {
-  switch (format) {
-    case DataFormat::kTsv: return "tsv";
-    case DataFormat::kCsv: return "csv";
-    case DataFormat::kJsonl: return "jsonl";
-    case DataFormat::kFastText: return "fasttext";
+  for (const FormatName& f : format_table()) {
+    if (f.format == format) return f.name;
   }
   return "tsv";
 }
 
 DataFormat format_of(const std::string& path, const std::string& format) {
-  const std::string name = format.empty() ? lower_extension(path) : format;
-  if (name == "tsv" || name == "txt") return DataFormat::kTsv;
-  if (name == "csv") return DataFormat::kCsv;
-  if (name == "jsonl" || name == "json" || name == "ndjson") return DataFormat::kJsonl;
-  if (name == "fasttext" || name == "ft") return DataFormat::kFastText;
+  for (const FormatName& f : format_table()) {
+    if (format.empty() ? std::count(f.extensions.begin(), f.extensions.end(), lower_extension(path)) > 0 : format == f.name) {
+      return f.format;
+    }
+  }
   if (!format.empty()) throw UsageError("--format " + format + ": expected tsv, csv, jsonl or fasttext");
   return DataFormat::kTsv;  // as every labelled file was read before there were formats
 }
