@@ -58,8 +58,10 @@ class CsvSource : public RecordSource {
       found = i;
     }
     if (found == columns_) {
+      const bool other_separator = columns_ == 1 && row_.fields[0].find_first_of(";\t") != std::string::npos;
       throw DataError(in_.path(), row_.line,
-                      "no column '" + name + "' in the header (its columns: " + names + "); name it with " + flag);
+                      "no column '" + name + "' in the header (its columns: " + names + "); name it with " + flag +
+                          (other_separator ? " (newscls reads comma-separated values; this header holds ';' or a tab)" : ""));
     }
     return found;
   }

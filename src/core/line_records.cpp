@@ -90,8 +90,11 @@ class JsonlSource : public RecordSource {
       j = parse_json_unique_keys(line_, [](const std::string& key) {
         throw std::invalid_argument("key \"" + key + "\" appears twice");
       });
-    } catch (const std::exception& e) {
-      r.problem = "not a JSON object: " + short_parse_error(e.what());
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
+      r.problem = "not a JSON object: " + short_parse_error(e.what()) + " (JSON Lines: one whole object per line)";
+      return true;
+    } catch (const std::invalid_argument& e) {  // a key given twice
+      r.problem = e.what();
       return true;
     }
     r.problem = fields_of(j, r);

@@ -79,6 +79,9 @@ TEST(DataFormats, CsvAndJsonlColumnsAreConfigurable) {
   EXPECT_EQ(json.data.titles, (std::vector<std::string>{"one", "t wo"}));
   EXPECT_EQ(json.data.labels, (std::vector<int>{0, 1}));
   EXPECT_EQ(data_error(dir + "/a.csv"), dir + "/a.csv:1: no column 'text' in the header (its columns: cat, title); name it with --text-column");
+  EXPECT_EQ(data_error(write_text(dir + "/semi.csv", "text;label\na;x\n")),
+            dir + "/semi.csv:1: no column 'text' in the header (its columns: text;label); name it with --text-column "
+                  "(newscls reads comma-separated values; this header holds ';' or a tab)");
 }
 
 TEST(DataFormats, JsonlLabelsAsStringsOrWholeNumbers) {
@@ -109,10 +112,12 @@ TEST(DataFormats, EachBadRecordNamesFileAndLine) {
   EXPECT_EQ(at("afterquote.csv", "text,label\n\"a\"b,x\n"),
             dir + "/afterquote.csv:2: text after the closing quote of a field (a quote inside a quoted field is written \"\")");
   EXPECT_THAT(at("bad.jsonl", "{\"text\": \"a\", \"label\": \"x\"}\n{\"text\": \"b\", \"label\": \n"),
-              ::testing::StartsWith(dir + "/bad.jsonl:2: not a JSON object: parse error at line 1, column"));
+              ::testing::AllOf(::testing::StartsWith(dir + "/bad.jsonl:2: not a JSON object: parse error at line 1, column"),
+                               ::testing::EndsWith("(JSON Lines: one whole object per line)")));
+  EXPECT_THAT(at("huge.jsonl", "{\"text\": \"a\", \"label\": 1e999}\n"), ::testing::StartsWith(dir + "/huge.jsonl:1: not a JSON object: number overflow"));
   EXPECT_EQ(at("key.jsonl", "{\"text\": \"a\"}\n"), dir + "/key.jsonl:1: no \"label\" key (name the label's key with --label-column)");
   EXPECT_EQ(at("twice.jsonl", "{\"text\": \"a\", \"text\": \"b\", \"label\": \"x\"}\n"),
-            dir + "/twice.jsonl:1: not a JSON object: key \"text\" appears twice");
+            dir + "/twice.jsonl:1: key \"text\" appears twice");
   EXPECT_EQ(at("array.json", "[{\"text\": \"a\", \"label\": \"x\"}]\n"),
             dir + "/array.json:1: a JSON array; newscls reads JSON Lines, one object per line");
   EXPECT_EQ(at("nolabel.ft", "__label__x a\njust text\n"), dir + "/nolabel.ft:2: no __label__NAME at the start of the line");
