@@ -20,8 +20,10 @@ void setup_adapt(CLI::App& app) {
   cmd->add_option("--out", request->out_dir, "Bundle directory to write (the source bundle is kept)")
       ->required()
       ->check(non_empty_path());
-  cmd->add_option("--data", request->data_dir,
-                  "Labelled data directory (default: the data the bundle was trained on)")->check(non_empty_path());
+  CLI::Option* data = cmd->add_option("--data", request->data_dir,
+                                      "Labelled data directory (default: the folder the bundle was trained on)")
+                          ->check(non_empty_path());
+  add_data_files_options(*cmd, request->files, data);
   add_self_training_options(*cmd, request->self_training, request->teacher_dirs);
   add_seed_option(*cmd, request->seed);
   add_threads_option(*cmd, request->threads);

@@ -52,10 +52,13 @@ void setup_eval(CLI::App& app) {
   CLI::Option* split = cmd->add_option("--split", r->split, "Split of the data directory")
                            ->capture_default_str()
                            ->check(CLI::IsMember({"test", "dev", "train"}));
-  cmd->add_option("--input", r->input,
-                  "A labelled file (title<TAB>label_id) instead of a split; with --data, the ids are its class.txt's")
-      ->check(non_empty_path())
-      ->excludes(split);
+  CLI::Option* input = cmd->add_option("--input", r->input,
+                                       "A labelled file in any --format instead of a split; its labels are the model's class "
+                                       "names or ids (with --data, ids of its class.txt)")
+                           ->check(non_empty_path())
+                           ->excludes(split);
+  add_format_options(*cmd, r->format);
+  for (const char* name : {"--format", "--text-column", "--label-column"}) cmd->get_option(name)->needs(input);
   cmd->add_option("--out", r->out,
                   "metrics.json path (default: <model-dir>/metrics.json); confusion.svg and "
                   "predictions.tsv go next to it")

@@ -40,7 +40,7 @@ void setup_pipeline(CLI::App& app) {
   auto r = std::make_shared<PipelineRequest>();
   CLI::App* cmd = app.add_subcommand(
       "pipeline", "Train and evaluate every stage in order into one run folder, then write report.md and report.html");
-  add_data_option(*cmd, r->data_dir);
+  add_data_files_options(*cmd, r->files, add_data_option(*cmd, r->data_dir));
   cmd->add_option("--out", r->out_dir, "Run folder (default: runs/<timestamp>)")->check(non_empty_path());
   auto stages = std::make_shared<std::string>();
   CLI::Option* stages_option = cmd->add_option("--stages", *stages, "Comma-separated stages, in the order to run");
@@ -50,10 +50,10 @@ void setup_pipeline(CLI::App& app) {
   add_threads_option(*cmd, r->threads);
   add_skip_bad_lines_option(*cmd, r->skip_bad_lines);
   cmd->add_flag("--resume", r->resume, "Continue the run named by --out: skip stages whose bundle and metrics are complete; resume bert from its checkpoint");
-  cmd->add_option("--compress", r->compress,
-                  "Compression stage after each stage whose family offers this method (newscls compress, "
-                  "default settings); none to skip")
-      ->capture_default_str();
+  CLI::Option* compress = cmd->add_option("--compress", r->compress,
+                                          "Compression stage after each stage whose family offers this method (newscls compress, "
+                                          "default settings); none to skip (the default with --train)")
+                              ->capture_default_str();
   cmd->add_option("--unlabeled", r->unlabeled,
                   "Titles of your own feed, no labels: a stage <stage>-adapted adapts each local stage to them "
                   "(newscls adapt, default settings)")
@@ -62,8 +62,9 @@ void setup_pipeline(CLI::App& app) {
                   "Attention heatmaps shown in the report (families with attention; at most 100)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{0}, std::size_t{100}));
-  cmd->callback([r, stages, stages_option] {
+  cmd->callback([r, stages, stages_option, compress] {
     if (stages_option->count() > 0) r->stages = stage_list(*stages);
+    if (r->files.given() && compress->count() == 0) r->compress = "none";  // it reads a --data folder's splits
     // Without it, a fresh runs/<timestamp> was made and every stage trained again, exit 0.
     if (r->resume && r->out_dir.empty()) throw UsageError("--resume: name the run folder to continue with --out");
     const PipelineSummary summary = run_pipeline(*r);

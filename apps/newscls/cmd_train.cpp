@@ -11,11 +11,11 @@ namespace newscls::app {
 
 void setup_train(CLI::App& app) {
   auto request = std::make_shared<TrainRequest>();
-  CLI::App* cmd = app.add_subcommand("train", "Train a model on the train split, select on dev, evaluate on test");
+  CLI::App* cmd = app.add_subcommand("train", "Train a model on the train split (a --data folder's or --train's), select on dev, evaluate on test");
   cmd->add_option("--model", request->family, "Model family")
       ->required()
       ->check(CLI::IsMember(known_families()));
-  add_data_option(*cmd, request->data_dir);
+  add_data_files_options(*cmd, request->files, add_data_option(*cmd, request->data_dir));
   cmd->add_option("--out", request->out_dir, "Bundle directory to write (default: runs/<model>)")->check(non_empty_path());
   cmd->add_option("--config", request->config_file, "JSON file overriding the model's default config");
   cmd->add_option("--set", request->overrides, "Override one config key, key=value (repeatable)");
@@ -39,7 +39,7 @@ void setup_train(CLI::App& app) {
                   request->distributed.world_size, outcome.out_dir.c_str());
       return;
     }
-    std::printf("%s on test (bundle %s)\n%s", request->family.c_str(), outcome.out_dir.c_str(),
+    std::printf("%s on %s (bundle %s)\n%s", request->family.c_str(), outcome.test_split.c_str(), outcome.out_dir.c_str(),
                 format_metrics_table(outcome.test_metrics).c_str());
     print_stage_table(outcome.metrics_json);
     const nlohmann::json& training = outcome.metrics_json.value("training", nlohmann::json::object());

@@ -15,11 +15,50 @@ const CLI::Validator& non_empty_path() {
   return v;
 }
 
-void add_data_option(CLI::App& cmd, std::string& data_dir) {
-  cmd.add_option("--data", data_dir,
-                 "Data directory with train/dev/test.txt and class.txt "
-                 "(default: $NEWSCLS_DATA, else data/thucnews, else ../shared/data/thucnews)")
+CLI::Option* add_data_option(CLI::App& cmd, std::string& data_dir) {
+  return cmd.add_option("--data", data_dir,
+                        "Data directory with train/dev/test.txt and class.txt "
+                        "(default: $NEWSCLS_DATA, else data/thucnews, else ../shared/data/thucnews)")
       ->check(non_empty_path());  // --data "$UNSET" must not fall back to other data
+}
+
+namespace {
+
+const CLI::Validator& non_empty_name() {
+  static const CLI::Validator v([](std::string& s) { return s.empty() ? std::string("an empty name") : std::string(); },
+                                "NAME");
+  return v;
+}
+
+}  // namespace
+
+void add_format_options(CLI::App& cmd, FormatOptions& format) {
+  const char* group = "Labelled files (docs/DATA_FORMATS.md)";
+  cmd.add_option("--format", format.format,
+                 "Format of the labelled files: tsv (title<TAB>label), csv (with a header), jsonl, fasttext "
+                 "(__label__NAME title) (default: by extension: .tsv/.txt, .csv, .jsonl/.json, .ft/.fasttext; else tsv)")
+      ->check(CLI::IsMember(data_format_names()))->group(group);
+  cmd.add_option("--text-column", format.text_column, "CSV column or JSON key holding the title")
+      ->capture_default_str()->check(non_empty_name())->group(group);
+  cmd.add_option("--label-column", format.label_column, "CSV column or JSON key holding the label (a class name or id)")
+      ->capture_default_str()->check(non_empty_name())->group(group);
+}
+
+void add_data_files_options(CLI::App& cmd, DataFiles& files, CLI::Option* data) {
+  const char* group = "Labelled files (docs/DATA_FORMATS.md)";
+  CLI::Option* train = cmd.add_option("--train", files.train,
+                                      "Training file in any --format, instead of --data (labels: class names, or ids of --classes)")
+                           ->check(non_empty_path())->excludes(data)->group(group);
+  cmd.add_option("--dev", files.dev, "Dev file (default: a stratified, seeded --dev-fraction of --train)")
+      ->check(non_empty_path())->needs(train)->group(group);
+  cmd.add_option("--test", files.test, "Test file (default: none; the test figures are then the dev set's)")
+      ->check(non_empty_path())->needs(train)->group(group);
+  cmd.add_option("--classes", files.classes,
+                 "Class list, one name a line, ids from 0 (default: the label names of --train, sorted)")
+      ->check(non_empty_path())->needs(train)->group(group);
+  cmd.add_option("--dev-fraction", files.dev_fraction, "Share of --train drawn as the dev set when there is no --dev")
+      ->capture_default_str()->check(CLI::Range(0.001, 0.999))->needs(train)->group(group);
+  add_format_options(cmd, files.format);
 }
 
 // CLI11 reads "-1" into an unsigned as 2^64-1 and clamps what overflows: digits only.
@@ -110,7 +149,7 @@ void add_distributed_options(CLI::App& cmd, DistributedSettings& d) {
 }
 
 void add_skip_bad_lines_option(CLI::App& cmd, bool& skip) {
-  cmd.add_flag("--skip-bad-lines", skip, "Skip malformed data lines (counted in the log and metrics.json) instead of stopping");
+  cmd.add_flag("--skip-bad-lines", skip, "Skip malformed data lines or records (counted in the log and metrics.json) instead of stopping");
 }
 
 void add_model_dir_option(CLI::App& cmd, std::string& model_dir) {

@@ -9,13 +9,19 @@
 #include "newscls/workflow.h"
 
 #include "newscls/classifier.h"
+#include "newscls/data_formats.h"
 
 namespace newscls::app {
 
 // A path option given as "": refused, not read as "the default" (eval --out "" wrote into
 // the bundle) or as a file named "".
 const CLI::Validator& non_empty_path();
-void add_data_option(CLI::App& cmd, std::string& data_dir);
+CLI::Option* add_data_option(CLI::App& cmd, std::string& data_dir);
+// --format, --text-column, --label-column: how a labelled file is read.
+void add_format_options(CLI::App& cmd, FormatOptions& format);
+// --train, --dev, --test, --classes, --dev-fraction and the format options, in a group of
+// their own; --train excludes data (--data), and --dev, --test and --classes need --train.
+void add_data_files_options(CLI::App& cmd, DataFiles& files, CLI::Option* data);
 void add_seed_option(CLI::App& cmd, std::uint64_t& seed);
 void add_min_score_option(CLI::App& cmd, double& min_score, const std::string& help);
 void add_threads_option(CLI::App& cmd, int& threads);

@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "newscls/data_formats.h"
 #include "newscls/workflow.h"
 
 namespace newscls {
@@ -35,7 +36,8 @@ struct AdaptRequest {
   std::string model_dir;             // the bundle to adapt (read only)
   std::string unlabeled;             // the feed, one title per line; "-" = stdin
   std::string out_dir;               // the adapted bundle
-  std::string data_dir;              // "" = the data the bundle was trained on (its manifest)
+  std::string data_dir;              // "" = the data folder the bundle was trained on (its manifest)
+  DataFiles files;                   // labelled files instead of a folder (--train, --dev, --test)
   std::vector<std::string> teacher_dirs;  // bundles voting beside the model (co-training)
   SelfTraining self_training;
   std::uint64_t seed = 1;

@@ -24,10 +24,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "newscls/data_formats.h"
+
 namespace newscls {
 
 struct PipelineRequest {
   std::string data_dir;
+  DataFiles files;                     // --train [--dev] [--test] instead of a data folder
   std::string out_dir;                 // "" = runs/<timestamp>
   std::vector<std::string> stages;     // empty = every family, in order
   std::string config_dir;              // optional: <dir>/<stage>.json per stage

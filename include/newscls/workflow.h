@@ -23,6 +23,7 @@
 
 #include "newscls/classifier.h"
 #include "newscls/data.h"
+#include "newscls/data_formats.h"
 #include "newscls/metrics.h"
 #include "newscls/predict_output.h"
 #include "newscls/registry.h"
@@ -46,6 +47,7 @@ struct SelfTraining {
 struct TrainRequest {
   std::string family;
   std::string data_dir;             // "" = default search (see resolve_data_dir)
+  DataFiles files;                  // --train [--dev] [--test] instead of a data folder
   std::string out_dir;              // "" = runs/<family>
   std::string config_file;
   std::vector<std::string> overrides;  // key=value
@@ -76,6 +78,7 @@ struct TrainOutcome {
   Metrics test_metrics;
   nlohmann::json metrics_json;
   bool wrote_bundle = true;         // false on a distributed rank other than 0
+  std::string test_split = "test";  // "dev" when no test file was given: the figures are dev's
 };
 
 // Builds the effective config of a family: defaults, then the file, then the overrides.
@@ -120,6 +123,7 @@ std::string figure_caption(const std::string& bundle_dir, const std::string& fam
 
 struct EvalRequest {
   std::string model_dir, data_dir, split = "test", input, out;  // out "" = <model_dir>/metrics.json
+  FormatOptions format;             // how input is read (newscls/data_formats.h)
   std::uint64_t seed = 1;
   int threads = 0;
   bool skip_bad_lines = false;

@@ -248,6 +248,11 @@ std::string format_metrics_table(const Metrics& m) {
     out += pad(m.labels[c], 15) + pad(fixed(cm.precision, 4), 11) + pad(fixed(cm.recall, 4), 11) +
            pad(fixed(cm.f1, 4), 11) + std::to_string(cm.support) + "\n";
   }
+  // A row of 7-character cells per class: past a few dozen classes no terminal shows it.
+  constexpr std::size_t kMaxPrintedClasses = 20;
+  if (m.labels.size() > kMaxPrintedClasses) {
+    return out + "\nconfusion: " + std::to_string(m.labels.size()) + " classes, too many to print: see metrics.json and confusion.svg\n";
+  }
   const bool show_unknown = m.unknown > 0;
   out += "\nconfusion (rows = true, columns = predicted)\n" + pad("", 15);
   for (std::size_t c = 0; c < m.labels.size(); ++c) out += pad(cut(m.labels[c], 6), 7);

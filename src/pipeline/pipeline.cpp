@@ -50,6 +50,7 @@ struct PlannedStage {
 // The data of this run, as --resume compares it.
 struct RunData {
   std::string sha256, test_path;
+  std::string test_split = "test";  // "dev" for --train without --test
 };
 
 // What --resume needs of a finished stage: the settings and data this run would train it with.
@@ -82,7 +83,7 @@ bool other_test_file(const std::string& recorded, const std::string& test_path) 
 std::string metrics_not_training(const std::string& dir, const Manifest& m, const RunData& data) {
   const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/" + kMetricsFile), nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return "its metrics.json is not a JSON object";
-  if (j.value("split", nlohmann::json()) != "test" || !j.value("data", nlohmann::json()).is_string() ||
+  if (j.value("split", nlohmann::json()) != data.test_split || !j.value("data", nlohmann::json()).is_string() ||
       other_test_file(j["data"].get<std::string>(), data.test_path)) {
     return "its metrics.json is not of this run's test split (an eval since training?)";
   }
@@ -158,6 +159,7 @@ TrainRequest train_request(const PipelineRequest& request, const std::string& st
   TrainRequest train;
   train.family = stage;
   train.data_dir = request.data_dir;
+  train.files = request.files;
   train.out_dir = stage_dir;
   const std::string config_file = request.config_dir.empty() ? "" : request.config_dir + "/" + stage + ".json";
   if (!config_file.empty() && fs::exists(config_file)) train.config_file = config_file;
@@ -433,12 +435,20 @@ void check_config_dir(const std::string& config_dir) {
   }
 }
 
-// Everything the request asks is checked here, before the run folder is made or a stage runs.
-std::vector<PlannedStage> plan_run(const PipelineRequest& request, const std::string& run_dir) {
+// Compression reads a --data folder's splits; it has none to read with --train.
+void refuse_compress_of_files(const PipelineRequest& request) {
+  if (!request.files.given() || request.compress.empty() || request.compress == "none") return;
+  throw UsageError("pipeline --compress " + request.compress + " reads a --data folder's splits; with --train, give --compress none");
+}
+
+// Everything the request asks is checked here, before the run folder is made or a stage runs;
+// data is what --resume compares.
+std::vector<PlannedStage> plan_run(const PipelineRequest& request, const std::string& run_dir, RunData& data) {
   const std::vector<std::string> stages = request.stages.empty() ? known_families() : request.stages;
   check_stages_distinct(stages);
   for (const std::string& stage : stages) find_family(stage);  // an unknown or unloadable stage stops here
   check_compress_method(request.compress, stages);
+  refuse_compress_of_files(request);
   if (request.unlabeled == "-") {
     throw UsageError("pipeline --unlabeled: a file, not stdin (each adapted stage reads the feed)");
   }
@@ -449,7 +459,8 @@ std::vector<PlannedStage> plan_run(const PipelineRequest& request, const std::st
                      "holds a bundle per stage: name another folder");
   }
   // Bad data is said once, naming its line, not by every stage in turn (a fraction of a second).
-  read_splits(request.data_dir, request.skip_bad_lines);
+  const Splits splits = read_training_data(request.data_dir, request.files, request.seed, request.skip_bad_lines);
+  data = {splits.data_sha256, splits.test.path, splits.test_split};
   std::vector<PlannedStage> plan;
   for (std::size_t i = 0; i < stages.size(); ++i) plan.push_back(plan_stage(request, stages, i, run_dir));
   // A stage folder a new bundle could not replace is found now, not after the stages before it.
@@ -498,13 +509,9 @@ std::vector<std::string> overrides_for_stage(const std::vector<std::string>& ove
 PipelineSummary run_pipeline(const PipelineRequest& request) {
   PipelineSummary summary;
   summary.run_dir = request.out_dir.empty() ? "runs/" + timestamp() : request.out_dir;
-  const std::vector<PlannedStage> plan = plan_run(request, summary.run_dir);
-  make_directories(summary.run_dir);  // only once the request holds up: a usage error leaves nothing
   RunData data;
-  if (request.resume) {
-    const DataLayout layout = resolve_data_dir(request.data_dir);
-    data = {data_fingerprint(layout), layout.split("test")};
-  }
+  const std::vector<PlannedStage> plan = plan_run(request, summary.run_dir, data);
+  make_directories(summary.run_dir);  // only once the request holds up: a usage error leaves nothing
   std::vector<std::string> names;
   for (const PlannedStage& stage : plan) names.push_back(stage.name);
   spdlog::info("pipeline into {}: stages {}", summary.run_dir, fmt::join(names, ", "));

@@ -243,8 +243,8 @@ std::string md_table(const std::vector<std::string>& header, const std::vector<s
 }
 
 std::string markdown(const std::vector<StageFacts>& stages, const std::vector<Disagreement>& picks,
-                     const std::vector<std::string>& attention, const std::string& run_dir) {
-  std::string md = "# newscls pipeline report\n\nRun folder: `" + run_dir + "`. Metrics are on the test split.\n\n";
+                     const std::vector<std::string>& attention, const std::string& run_dir, const std::string& split) {
+  std::string md = "# newscls pipeline report\n\nRun folder: `" + run_dir + "`. " + split + "\n\n";
   std::vector<std::vector<std::string>> rows;
   for (const StageFacts& s : stages) rows.push_back(table_row(s));
   md += md_table(kColumns, rows);
@@ -289,14 +289,14 @@ std::string html_table(const std::vector<std::string>& header, const std::vector
 }
 
 std::string html(const std::vector<StageFacts>& stages, const std::vector<Disagreement>& picks,
-                 const std::vector<std::string>& attention, const std::string& run_dir) {
+                 const std::vector<std::string>& attention, const std::string& run_dir, const std::string& split) {
   std::string h =
       "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>newscls report</title><style>"
       "body{font-family:sans-serif;margin:24px;max-width:1200px}table{border-collapse:collapse;margin:12px 0}"
       "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}th{background:#f0f0f0}"
       ".figs{display:flex;flex-wrap:wrap;gap:16px}iframe{width:100%;height:720px;border:1px solid #ccc}"
       "</style></head><body>\n<h1>newscls pipeline report</h1>\n<p>Run folder: <code>" +
-      xml_escape(run_dir) + "</code>. Metrics are on the test split.</p>\n";
+      xml_escape(run_dir) + "</code>. " + xml_escape(split) + "</p>\n";
   std::vector<std::vector<std::string>> rows;
   for (const StageFacts& s : stages) rows.push_back(table_row(s));
   h += html_table(kColumns, rows);
@@ -339,6 +339,12 @@ std::string html(const std::vector<StageFacts>& stages, const std::vector<Disagr
   return h + "</body></html>\n";
 }
 
+// Where the figures come from: a --train run without --test has no test split.
+std::string split_sentence(const PipelineRequest& request) {
+  if (!request.files.given() || !request.files.test.empty()) return "Metrics are on the test split.";
+  return "Metrics are on the dev split: no --test file was given, and the dev split also chose the calibration.";
+}
+
 }  // namespace
 
 void write_pipeline_report(const PipelineSummary& summary, const PipelineRequest& request) {
@@ -350,8 +356,9 @@ void write_pipeline_report(const PipelineSummary& summary, const PipelineRequest
   AtomicFileSet files;  // a full disk leaves the earlier report whole, not half of each
   if (!curve.empty()) files.add(summary.run_dir + "/risk_coverage.svg", curve);
   else files.drop(summary.run_dir + "/risk_coverage.svg");
-  files.add(summary.run_dir + "/report.md", markdown(stages, picks, attention, summary.run_dir));
-  files.add(summary.run_dir + "/report.html", html(stages, picks, attention, summary.run_dir));
+  const std::string split = split_sentence(request);
+  files.add(summary.run_dir + "/report.md", markdown(stages, picks, attention, summary.run_dir, split));
+  files.add(summary.run_dir + "/report.html", html(stages, picks, attention, summary.run_dir, split));
   files.commit();
   spdlog::info("report: {}/report.html and report.md", summary.run_dir);
 }

@@ -20,13 +20,18 @@ namespace fs = std::filesystem;
 namespace newscls {
 namespace {
 
-// The data the bundle was trained on, unless the request names other.
-std::string data_dir_of(const AdaptRequest& request, const Manifest& manifest) {
-  if (!request.data_dir.empty()) return request.data_dir;
-  if (manifest.training.is_object() && manifest.training.value("data", nlohmann::json()).is_string()) {
-    return manifest.training["data"].get<std::string>();
+// The labelled data: the files or folder the request names, else the folder the bundle was
+// trained on (a bundle trained from files names them again: their format options are not kept).
+Splits labelled_data(const AdaptRequest& request, const Manifest& manifest) {
+  if (request.files.given() || !request.data_dir.empty()) {
+    return read_training_data(request.data_dir, request.files, request.seed, request.skip_bad_lines);
   }
-  return "";
+  const nlohmann::json& facts = manifest.training;
+  if (facts.is_object() && facts.contains("data_files")) {
+    throw UsageError(request.model_dir + " was trained on labelled files: name them again (--train FILE ...)");
+  }
+  const bool has_folder = facts.is_object() && facts.value("data", nlohmann::json()).is_string();
+  return read_splits(has_folder ? facts["data"].get<std::string>() : "", request.skip_bad_lines);
 }
 
 void check_paths(const AdaptRequest& request) {
@@ -106,6 +111,7 @@ TrainOutcome adapt_members(const AdaptRequest& request, const Family& family, co
   TrainRequest train;
   train.family = manifest.family;
   train.data_dir = request.data_dir.empty() ? manifest.training.value("data", std::string()) : request.data_dir;
+  train.files = request.files;
   train.out_dir = request.out_dir;
   train.config = family.with_trains_from(manifest.config, adapted);
   train.seed = request.seed;
@@ -140,9 +146,9 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   const Family& family = find_family(manifest.family);
   if (const std::string why = why_not_adaptable(family.name()); !why.empty()) throw UsageError(request.model_dir + ": " + why);
   if (family.calibrated_by_members()) return adapt_members(request, family, manifest);
-  const Splits splits = read_splits(data_dir_of(request, manifest), request.skip_bad_lines);
+  const Splits splits = labelled_data(request, manifest);
   if (splits.labels.names != manifest.labels) {
-    throw DataError(splits.layout.classes(), 0, "class list differs from the labels of " + request.model_dir);
+    throw DataError(splits.source, 0, "class list differs from the labels of " + request.model_dir);
   }
   const int threads = request.threads > 0 ? request.threads : default_thread_count();
   FeedTraining feed;
@@ -164,7 +170,7 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   const RoundTrainer train_round{manifest.family, manifest.config, ctx, calibrate, &splits};
 
   TrainedModel trained{load_classifier(bundle), manifest.training, manifest.family, request.out_dir,
-                       data_fingerprint(splits.layout), request.seed};
+                       splits.data_sha256, request.seed};
   trained.model->set_threads(threads);
   nlohmann::json rounds = nlohmann::json::array();
   if (request.self_training.rounds > 0) {
@@ -176,7 +182,7 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   if (!any_round_trained(rounds)) trained = train_round(splits.train);
   trained.family = manifest.family;
   trained.out_dir = request.out_dir;
-  trained.data_sha256 = data_fingerprint(splits.layout);
+  trained.data_sha256 = splits.data_sha256;
   trained.seed = request.seed;
   if (feed.encoder_folder) trained.facts.erase("init_dir");
   trained.facts["adaptation"] = adaptation_facts(feed, request.self_training, request.teacher_dirs, rounds);

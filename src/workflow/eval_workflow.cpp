@@ -487,7 +487,9 @@ EvalRun run_eval(const EvalRequest& r) {
     throw UsageError("--dump-attention writes beside --out: name a metrics file in a folder, not " + out);
   }
   const LabelSet labels = labels_for(bundle, r);
-  const Dataset data = read_labeled_file(path, labels.size(), ReadOptions{r.skip_bad_lines});
+  // A split of a data folder holds ids; a file of one's own may hold the classes' names too.
+  const Dataset data = r.input.empty() ? read_labeled_file(path, labels.size(), ReadOptions{r.skip_bad_lines})
+                                       : read_records(path, labels, r.format, ReadOptions{r.skip_bad_lines});
   if (r.dump_attention > 0) refuse_dump_over_others(folder_of(out) + "/attention", std::min(r.dump_attention, data.size()));
   model->set_threads(r.threads > 0 ? r.threads : default_thread_count());
 

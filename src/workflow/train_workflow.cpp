@@ -89,8 +89,9 @@ Manifest manifest_for(const Classifier& model, const Splits& splits, const nlohm
   manifest.training = facts;
   manifest.training["test_accuracy"] = test.accuracy;
   manifest.training["test_macro_f1"] = test.macro_f1;
-  manifest.training["data"] = splits.layout.dir;
+  manifest.training["data"] = splits.source;
   manifest.training["data_sha256"] = data_sha256;
+  if (!splits.facts.is_null()) manifest.training["data_files"] = splits.facts;
   return manifest;
 }
 
@@ -201,10 +202,10 @@ TrainOutcome train_model(const TrainRequest& request) {
       request.config.is_null() ? build_config(request.family, request.config_file, request.overrides) : request.config;
   model->configure(requested);
   model->check_trainable(request.init_dir);
-  const Splits splits = read_splits(request.data_dir, request.skip_bad_lines);
+  const Splits splits = read_training_data(request.data_dir, request.files, request.seed, request.skip_bad_lines);
   const int threads = request.threads > 0 ? request.threads : default_thread_count();
   model->set_threads(threads);
-  const std::string data_sha256 = data_fingerprint(splits.layout);
+  const std::string& data_sha256 = splits.data_sha256;
   const nlohmann::json settings = training_settings(request, *model, data_sha256);
   TrainContext ctx = context_for(request, splits, out_dir, threads, continue_work(request, settings, out_dir));
   ctx.settings_fingerprint = rank_fingerprint(settings, find_family(request.family).execution_keys());
@@ -267,13 +268,13 @@ TrainOutcome write_trained_bundle(TrainedModel trained, const Splits& splits) {
   EvalOptions eval_options;
   eval_options.seed = trained.seed;
   eval_options.limit = model.eval_limit();
-  eval_options.progress_label = "test";
+  eval_options.progress_label = splits.test_split;
   const EvalOutcome eval = evaluate_model(model, splits.test, splits.labels, eval_options);
 
   BundleWriter writer(trained.out_dir);
   model.save(writer);
   nlohmann::json metrics = eval_report_json(eval, model, splits.test.path);
-  metrics["split"] = "test";
+  metrics["split"] = splits.test_split;
   metrics["training"] = trained.facts;
   metrics["skipped_lines"] = skipped_lines(splits);
   metrics["calibrated"] = calibrated_by_facts(trained.facts);
@@ -282,7 +283,9 @@ TrainOutcome write_trained_bundle(TrainedModel trained, const Splits& splits) {
                    figure_caption(trained.out_dir, trained.family, splits.test.path));
   writer.commit(manifest_for(model, splits, trained.facts, eval.metrics, trained.data_sha256));
   spdlog::info("wrote bundle {}", trained.out_dir);
-  return {trained.out_dir, eval.metrics, metrics};
+  TrainOutcome outcome{trained.out_dir, eval.metrics, metrics};
+  outcome.test_split = splits.test_split;
+  return outcome;
 }
 
 }  // namespace newscls
