@@ -76,7 +76,7 @@ void setup_pretrain(CLI::App& app) {
       "pretrain", "Pretrain a model family's encoder with masked-language modelling on the training titles");
   cmd->add_option("--model", o->family, "Model family with an encoder to pretrain")
       ->required()
-      ->check(CLI::IsMember(known_families()));
+      ->check(CLI::IsMember(pretraining_families()));
   add_data_option(*cmd, o->data_dir);
   cmd->add_option("--out", o->out_dir, "Encoder bundle directory to write (default: runs/<model>-encoder)")->check(non_empty_path());
   cmd->add_option("--config", o->config_file, "JSON file overriding the family's default config");

@@ -24,9 +24,10 @@ void setup_train(CLI::App& app) {
   add_skip_bad_lines_option(*cmd, request->skip_bad_lines);
   cmd->add_flag("--resume", request->resume, "Continue from the last checkpoint in <out>.work (bert)");
   cmd->add_option("--init", request->init_dir, "Start from a pretrained encoder: a bundle of newscls pretrain, or hf:DIR (a Hugging Face checkpoint)");
-  cmd->add_option("--device", request->device, "cpu or cuda (bert)")
+  // Debian's LibTorch has no CUDA, so the help offers only what this build can run.
+  cmd->add_option("--device", request->device, "Device to train on (bert); this build runs on the CPU only")
       ->capture_default_str()
-      ->check(CLI::IsMember({"cpu", "cuda"}));
+      ->check(CLI::IsMember({"cpu"}));
   add_distributed_options(*cmd, request->distributed);
   cmd->add_option("--unlabeled", request->unlabeled,
                   "Titles of your own feed, one per line, no labels ('-' = stdin): the model adapts to them")

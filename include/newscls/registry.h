@@ -24,6 +24,8 @@ namespace newscls {
 
 // Names only: loads no plugin.
 std::vector<std::string> known_families();
+// The families whose pretrains() is true, as registered: loads no plugin (`pretrain --help`).
+std::vector<std::string> pretraining_families();
 // Throws UsageError for an unknown family; loads its plugin on first use.
 const Family& find_family(const std::string& name);
 // The family a bundle belongs to: its manifest's family "<name>" or "<name>-<kind>".

@@ -3,6 +3,7 @@
 #include "newscls/registry.h"
 
 #include <mutex>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "newscls/error.h"
@@ -25,6 +26,16 @@ const Registration& find_registration(const std::string& name) {
   throw UsageError("unknown model family '" + name + "' (known: " + known + ")");
 }
 
+// The help lists the families that pretrain from their registrations, so a registration
+// that disagrees with its family would offer a value that is then refused, or hide one.
+const Family& agreeing_with_registration(const Registration& r, const Family& family) {
+  if (family.pretrains() != r.pretrains) {
+    throw std::logic_error(std::string("family '") + r.name + "' is registered " + (r.pretrains ? "with" : "without") +
+                           " PRETRAINS, but its pretrains() says " + (family.pretrains() ? "true" : "false"));
+  }
+  return family;
+}
+
 }  // namespace
 
 std::vector<std::string> known_families() {
@@ -33,14 +44,22 @@ std::vector<std::string> known_families() {
   return names;
 }
 
+std::vector<std::string> pretraining_families() {
+  std::vector<std::string> names;
+  for (const Registration& r : kRegistrations) {
+    if (r.pretrains) names.emplace_back(r.name);
+  }
+  return names;
+}
+
 const Family& find_family(const std::string& name) {
   const Registration& r = find_registration(name);
-  if (r.linked != nullptr) return r.linked();
+  if (r.linked != nullptr) return agreeing_with_registration(r, r.linked());
   static std::mutex mutex;
   static std::unordered_map<std::string, const Family*> loaded;
   std::lock_guard<std::mutex> lock(mutex);
   const Family*& family = loaded[name];
-  if (family == nullptr) family = &load_family_plugin(r.name, r.plugin);
+  if (family == nullptr) family = &agreeing_with_registration(r, load_family_plugin(r.name, r.plugin));
   return *family;
 }
 
