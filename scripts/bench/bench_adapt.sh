@@ -3,6 +3,8 @@
 # is adapted to the unlabelled feed (`newscls adapt`, timed), and both bundles are evaluated
 # with the same command on the cross-domain sample and on test. Prints one row per family:
 #   family  sample-before  sample-after  gain  test-before  test-after  adapt-seconds
+# then the cascade fasttext -> bert of the bundles before and of the adapted ones (as
+# `adapt` of a cascade would build it, without adapting its members a second time).
 # The sample is measured here, never tuned on (its SOURCE.md): run it once per finished
 # configuration. Settings are chosen with scripts/bench/adapt_signals.py (dev and label-free
 # signals only).
@@ -51,3 +53,16 @@ for family in $FAMILIES; do
   gain=$(python3 -c "import sys; print('%+.1f' % (100 * (float(sys.argv[2]) - float(sys.argv[1]))))" "$s0" "$s1")
   printf '%-9s %8s %8s %7s %8s %8s %9s\n' "$family" "$s0" "$s1" "$gain" "$t0" "$t1" "$seconds"
 done
+
+if [[ -f $WORK/fasttext/manifest.json && -f $WORK/bert/manifest.json ]]; then
+  "$NEWSCLS_BIN" --log-level warn train --model cascade --data "$DATA" --out "$WORK/cascade-before" \
+    --set "members=$BEFORE/fasttext,$BEFORE/bert" --threads "$THREADS" >/dev/null
+  "$NEWSCLS_BIN" --log-level warn train --model cascade --data "$DATA" --out "$WORK/cascade" \
+    --set "members=$WORK/fasttext,$WORK/bert" --threads "$THREADS" >/dev/null
+  s0=$(accuracy "$WORK/cascade-before" "$CROSS" cascade-sample-before)
+  s1=$(accuracy "$WORK/cascade" "$CROSS" cascade-sample-after)
+  t0=$(accuracy "$WORK/cascade-before" "$DATA/test.txt" cascade-test-before)
+  t1=$(accuracy "$WORK/cascade" "$DATA/test.txt" cascade-test-after)
+  gain=$(python3 -c "import sys; print('%+.1f' % (100 * (float(sys.argv[2]) - float(sys.argv[1]))))" "$s0" "$s1")
+  printf '%-9s %8s %8s %7s %8s %8s %9s\n' cascade "$s0" "$s1" "$gain" "$t0" "$t1" -
+fi

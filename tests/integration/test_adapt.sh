@@ -51,6 +51,13 @@ without=$(json_get "$dir/rf/manifest.json" "j['training']['n_features']")
 assert_eq "feed vocabulary + co-training" "$(json_get "$dir/ft-co/manifest.json" "j['training']['adaptation']['method']")" "co-training"
 assert_eq True "$(json_get "$dir/ft-co/manifest.json" "j['training']['adaptation']['rounds'][0]['disagreed'] > 0")" "disagreements counted"
 
+# The pipeline adapts each local stage after it: both rows in the report.
+"$NEWSCLS_BIN" pipeline --data "$dir/data" --out "$dir/run" --stages fasttext --compress none --threads 1 \
+  --set fasttext.epochs=3 --unlabeled "$dir/feed.txt" >"$dir/pipeline.out" 2>&1
+assert_contains "$dir/pipeline.out" "fasttext-adapted"
+assert_eq "done" "$(json_get "$dir/run/pipeline.json" "[s['status'] for s in j['stages'] if s['stage'] == 'fasttext-adapted'][0]")" "adapted stage"
+assert_contains "$dir/run/report.md" "| fasttext-adapted |"
+
 # Refusals: nothing written under --out.
 printf '\n  \n' >"$dir/empty.txt"
 expect_exit 1 "$dir/empty.err" "$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --unlabeled "$dir/empty.txt" --out "$dir/x"
