@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -215,6 +216,24 @@ StageResult run_stage(const PipelineRequest& request, const PlannedStage& stage,
   return train_stage(request, stage, !fs::exists(stage.dir) && retrained_input(stage.inputs, earlier).empty());
 }
 
+// A stage made from another's bundle, run and timed: failed with its error, or done; only an
+// interruption stops the run.
+StageResult run_timed(const std::string& stage, const std::function<void()>& work) {
+  StageResult result{stage, StageStatus::kDone, "", 0};
+  const Stopwatch watch;
+  try {
+    work();
+  } catch (const InterruptedError&) {
+    throw;
+  } catch (const std::exception& e) {
+    result.status = StageStatus::kFailed;
+    result.reason = e.what();
+    spdlog::error("stage {} failed: {}", stage, e.what());
+  }
+  result.wall_seconds = watch.seconds();
+  return result;
+}
+
 // Its source stage was resumed too (else the compression is of an older bundle).
 bool compression_complete(const std::string& dir, const RunData& data) {
   if (!fs::exists(dir + "/compression.json") || !fs::exists(dir + "/" + kMetricsFile)) return false;
@@ -248,18 +267,7 @@ std::optional<StageResult> run_compression(const PipelineRequest& request, const
   o.seed = request.seed;
   o.threads = request.threads;
   o.skip_bad_lines = request.skip_bad_lines;
-  const Stopwatch watch;
-  try {
-    run_compress(o);
-  } catch (const InterruptedError&) {
-    throw;
-  } catch (const std::exception& e) {
-    result.status = StageStatus::kFailed;
-    result.reason = e.what();
-    spdlog::error("stage {} failed: {}", result.stage, e.what());
-  }
-  result.wall_seconds = watch.seconds();
-  return result;
+  return run_timed(result.stage, [&] { run_compress(o); });
 }
 
 constexpr const char* kAdaptedSuffix = "-adapted";
@@ -296,18 +304,7 @@ std::optional<StageResult> run_adaptation(const PipelineRequest& request, const 
   a.seed = request.seed;
   a.threads = request.threads;
   a.skip_bad_lines = request.skip_bad_lines;
-  const Stopwatch watch;
-  try {
-    adapt_model(a);
-  } catch (const InterruptedError&) {
-    throw;
-  } catch (const std::exception& e) {
-    result.status = StageStatus::kFailed;
-    result.reason = e.what();
-    spdlog::error("stage {} failed: {}", result.stage, e.what());
-  }
-  result.wall_seconds = watch.seconds();
-  return result;
+  return run_timed(result.stage, [&] { adapt_model(a); });
 }
 
 bool offers(const std::string& family, const std::string& method) {
