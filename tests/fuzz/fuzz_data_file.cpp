@@ -1,7 +1,8 @@
 // Fuzzes the data-file readers on a file holding the input: read_labeled_file (strict and
-// skipping bad lines), TitleReader and read_class_file. Each must either return data that
+// skipping bad lines), TitleReader, read_class_file and read_feed (an adaptation's feed). Each must either return data that
 // keeps its documented promises or throw DataError/IoError; anything else is a finding.
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "fuzz_support.h"
 #include "newscls/data.h"
 #include "newscls/error.h"
+#include "newscls/feed.h"
 #include "newscls/utf8.h"
 
 namespace {
@@ -76,6 +78,28 @@ void read_classes(const std::string& path) {
   }
 }
 
+// A feed read skipping bad lines: distinct, visible UTF-8 titles of one line each, no tab, none
+// over the length limit, and every line counted once; or refused as holding no title.
+void read_feed(const std::string& path) {
+  newscls::FeedOptions options;
+  options.skip_bad_lines = true;
+  options.max_titles = 8;
+  try {
+    const newscls::Feed feed = newscls::read_feed(path, options);
+    std::set<std::string> seen;
+    for (const std::string& t : feed.titles) {
+      NEWSCLS_FUZZ_CHECK(newscls::is_valid_utf8(t) && !newscls::is_blank_title(t));
+      NEWSCLS_FUZZ_CHECK(t.find_first_of("\n\t") == std::string::npos && t.size() <= newscls::kMaxFeedTitleBytes);
+      NEWSCLS_FUZZ_CHECK(seen.insert(t).second);
+    }
+    NEWSCLS_FUZZ_CHECK(feed.titles.size() <= options.max_titles);
+    NEWSCLS_FUZZ_CHECK(feed.titles.size() + feed.blank + feed.duplicates + feed.too_long + feed.bad + feed.sampled_out ==
+                       feed.lines);
+  } catch (const DataError&) {
+  } catch (const IoError&) {
+  }
+}
+
 }  // namespace
 
 // Skipped lines are logged as warnings; thousands of runs a second would flood the output.
@@ -105,5 +129,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     read_titles(path, size, titles);
   }
   read_classes(path);
+  read_feed(path);
   return 0;
 }
