@@ -160,8 +160,10 @@ void add_self_training_options(CLI::App& cmd, SelfTraining& st, std::vector<std:
   const char* group = "Adapting to a feed (with --unlabeled)";
   cmd.add_option("--teacher", teachers, "A bundle voting beside the model on the feed: a title is taken when all agree "
                                         "(co-training; repeatable)")->group(group);
-  cmd.add_option("--rounds", st.rounds, "Self-training rounds at most (0: the feed's vocabulary and pretraining only)")
-      ->capture_default_str()->check(CLI::Range(0, 20))->group(group);
+  cmd.add_option("--rounds", st.rounds,
+                 "Self-training rounds at most (0: the feed's vocabulary and pretraining only; default: the "
+                 "family's, chosen on dev: docs/BENCHMARKS.md)")
+      ->check(CLI::Range(0, 20))->group(group);
   cmd.add_option("--min-confidence", st.min_confidence, "Mean calibrated probability a feed title needs to be taken")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0))->group(group);
   cmd.add_option("--share-tolerance", st.share_tolerance,

@@ -10,7 +10,9 @@
 // - self-training: the model, with any teachers (`--teacher`, co-training: a title is taken when
 //   all agree), labels the feed; confident titles, capped per class near the labelled data's
 //   class shares (workflow/pseudo_labels.h), join the labelled ones and the family trains again;
-//   rounds repeat until the kept labels change by less than stable_change, at most `rounds`.
+//   rounds repeat until the kept labels change by less than stable_change, at most `rounds`
+//   (by default the family's Family::default_self_training_rounds(): 1 for bert, 0 elsewhere,
+//   as chosen on dev and reverse validation).
 // The result is written like a trained bundle (test figures, calibration on dev, atomically), its
 // manifest's training facts holding "adaptation": the feed's line count and sha256, the method,
 // and each round's figures. The source bundle is only read.

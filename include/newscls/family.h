@@ -102,6 +102,10 @@ class Family {
   // (--device); train refuses both for a family that would ignore them.
   virtual bool trains_from_init() const { return false; }
   virtual bool trains_on_device() const { return false; }
+  // Self-training rounds `adapt` and `train --unlabeled` run unless told (--rounds): those that
+  // helped this family on dev and on signals needing no label of the feed (docs/BENCHMARKS.md,
+  // "Adapting to another outlet").
+  virtual int default_self_training_rounds() const { return 0; }
   // Whether train keeps checkpoints in TrainContext::work_dir that --resume continues.
   virtual bool resumes() const { return false; }
   // Config keys that change how a training runs, not what it computes (threads, prediction

@@ -33,7 +33,10 @@ namespace newscls {
 // Self-training on a reader's feed (adapt.h): the settings, each chosen on dev and on signals
 // that need no label of the feed (docs/BENCHMARKS.md, "Adapting to another outlet").
 struct SelfTraining {
-  int rounds = 2;                    // at most; 0 = the feed's vocabulary and pretraining only
+  // At most; 0 = the feed's vocabulary and pretraining only; kFamilyRounds = the family's
+  // default_self_training_rounds().
+  static constexpr int kFamilyRounds = -1;
+  int rounds = kFamilyRounds;
   double min_confidence = 0.9;       // mean calibrated probability of the agreed class
   double share_tolerance = 1.5;      // a class keeps at most this times its labelled share
   double stable_change = 0.02;       // stop when fewer than this share of kept labels changed
@@ -42,6 +45,8 @@ struct SelfTraining {
   bool pretrain = true;              // a family that pretrains an encoder pretrains on the feed too
   nlohmann::json to_json() const;
   void check() const;                // UsageError naming the option out of range
+  // These settings with rounds resolved for the family.
+  SelfTraining for_family(const std::string& family) const;
 };
 
 struct TrainRequest {

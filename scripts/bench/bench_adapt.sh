@@ -11,6 +11,8 @@
 #
 # Usage: scripts/bench/bench_adapt.sh
 #   env: NEWSCLS_BIN, DATA, CROSS, FEED, BEFORE (bundles to adapt, one folder per family),
+#        AFTER (optional: bundles adapted already, one folder per family, with the adapt time
+#        their manifest records: measured, not adapted again),
 #        WORK (where adapted bundles and evaluations go), THREADS (default 2),
 #        FAMILIES (default "tfidf-rf fasttext bert"), ADAPT_ARGS (extra `adapt` options)
 set -euo pipefail
@@ -41,11 +43,17 @@ printf '%-9s %8s %8s %7s %8s %8s %9s\n' family sample→ →sample gain test→ 
 for family in $FAMILIES; do
   before=$BEFORE/$family
   [[ -f $before/manifest.json ]] || { echo "# $family: no bundle in $BEFORE"; continue; }
-  start=$(date +%s.%N)
-  # shellcheck disable=SC2086
-  "$NEWSCLS_BIN" --log-level warn adapt --model-dir "$before" --unlabeled "$FEED" --out "$WORK/$family" \
-    --data "$DATA" --threads "$THREADS" $ADAPT_ARGS >/dev/null
-  seconds=$(python3 -c "import sys,time; print('%.0f' % (time.time() - float(sys.argv[1])))" "$start")
+  if [[ -n ${AFTER:-} ]]; then
+    ln -s "$(cd "$AFTER/$family" && pwd)" "$WORK/$family"
+    seconds=$(python3 -c "import json,sys; print('%.0f' % json.load(open(sys.argv[1]))['training']['adaptation']['adapt_seconds'])" \
+      "$WORK/$family/manifest.json")
+  else
+    start=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    "$NEWSCLS_BIN" --log-level warn adapt --model-dir "$before" --unlabeled "$FEED" --out "$WORK/$family" \
+      --data "$DATA" --threads "$THREADS" $ADAPT_ARGS >/dev/null
+    seconds=$(python3 -c "import sys,time; print('%.0f' % (time.time() - float(sys.argv[1])))" "$start")
+  fi
   s0=$(accuracy "$before" "$CROSS" "$family-sample-before")
   s1=$(accuracy "$WORK/$family" "$CROSS" "$family-sample-after")
   t0=$(accuracy "$before" "$DATA/test.txt" "$family-test-before")

@@ -173,9 +173,10 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
                        splits.data_sha256, request.seed};
   trained.model->set_threads(threads);
   nlohmann::json rounds = nlohmann::json::array();
-  if (request.self_training.rounds > 0) {
+  const SelfTraining settings = request.self_training.for_family(manifest.family);
+  if (settings.rounds > 0) {
     const auto teachers = teacher_votes(request.teacher_dirs, manifest.labels, feed.feed.titles, threads);
-    rounds = run_rounds(trained, train_round, feed.feed.titles, teachers, request.self_training);
+    rounds = run_rounds(trained, train_round, feed.feed.titles, teachers, settings);
   }
   // No round trained (none asked, or none kept a feed title): the feed's vocabulary and the
   // encoder pretrained on it still make a model of their own.
@@ -185,7 +186,7 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   trained.data_sha256 = splits.data_sha256;
   trained.seed = request.seed;
   if (feed.encoder_folder) trained.facts.erase("init_dir");
-  trained.facts["adaptation"] = adaptation_facts(feed, request.self_training, request.teacher_dirs, rounds);
+  trained.facts["adaptation"] = adaptation_facts(feed, settings, request.teacher_dirs, rounds);
   trained.facts["adaptation"]["source_bundle"] = request.model_dir;
   trained.facts["adaptation"]["adapt_seconds"] = watch.seconds();
   spdlog::info("adapted in {:.1f} s", watch.seconds());

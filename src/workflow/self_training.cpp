@@ -29,12 +29,18 @@ nlohmann::json SelfTraining::to_json() const {
 
 void SelfTraining::check() const {
   auto refuse = [](const std::string& option, const std::string& why) { throw UsageError(option + ": " + why); };
-  if (rounds < 0 || rounds > 20) refuse("--rounds", "must be 0..20");
+  if (rounds != kFamilyRounds && (rounds < 0 || rounds > 20)) refuse("--rounds", "must be 0..20");
   if (!(min_confidence >= 0 && min_confidence <= 1)) refuse("--min-confidence", "must be 0..1");
   if (!(share_tolerance >= 1)) refuse("--share-tolerance", "must be at least 1 (1: exactly the labelled shares)");
   if (!(stable_change >= 0 && stable_change <= 1)) refuse("--stable-change", "must be 0..1");
   if (max_feed_titles == 0) refuse("--max-feed-titles", "must be at least 1");
   if (pseudo_copies < 1 || pseudo_copies > 100) refuse("--pseudo-copies", "must be 1..100");
+}
+
+SelfTraining SelfTraining::for_family(const std::string& family) const {
+  SelfTraining resolved = *this;
+  if (rounds == kFamilyRounds) resolved.rounds = find_family(family).default_self_training_rounds();
+  return resolved;
 }
 
 std::vector<Prediction> predict_feed(Classifier& model, const std::vector<std::string>& feed) {
@@ -159,10 +165,11 @@ TrainedModel self_trained(TrainedModel trained, const TrainRequest& request, con
                           const TrainContext& ctx, const FeedTraining& feed, CalibrateSetting calibrate) {
   const Stopwatch watch;
   const RoundTrainer train_round{request.family, trained.model->config(), ctx, calibrate, &splits};
+  const SelfTraining settings = request.self_training.for_family(request.family);
   const auto teachers = teacher_votes(request.teacher_dirs, splits.labels.names, feed.feed.titles, ctx.threads);
-  nlohmann::json rounds = run_rounds(trained, train_round, feed.feed.titles, teachers, request.self_training);
+  nlohmann::json rounds = run_rounds(trained, train_round, feed.feed.titles, teachers, settings);
   if (feed.encoder_folder) trained.facts.erase("init_dir");  // a staging folder, gone: "pretraining" says what it was
-  trained.facts["adaptation"] = adaptation_facts(feed, request.self_training, request.teacher_dirs, rounds);
+  trained.facts["adaptation"] = adaptation_facts(feed, settings, request.teacher_dirs, rounds);
   trained.facts["adaptation"]["self_training_seconds"] = watch.seconds();
   return trained;
 }

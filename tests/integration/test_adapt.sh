@@ -14,7 +14,7 @@ head -n 1500 "$feed_src" >"$dir/feed.txt"
 before=$(sha256sum "$dir/ft/manifest.json" "$dir/ft/fasttext.bin")
 
 "$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --unlabeled "$dir/feed.txt" --out "$dir/ft-a" --threads 1 --seed 3 \
-  --min-confidence 0.6 >"$dir/adapt.out" 2>"$dir/adapt.err"
+  --min-confidence 0.6 --rounds 2 >"$dir/adapt.out" 2>"$dir/adapt.err"
 m="$dir/ft-a/manifest.json"
 assert_eq "$before" "$(sha256sum "$dir/ft/manifest.json" "$dir/ft/fasttext.bin")" "the source bundle is only read"
 assert_eq 1500 "$(json_get "$m" "j['training']['adaptation']['feed']['lines']")" "feed line count"
@@ -28,14 +28,14 @@ assert_contains "$dir/info.json" '"adaptation"'
 
 # The same seed on one thread gives the same bundle.
 "$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --unlabeled "$dir/feed.txt" --out "$dir/ft-b" --threads 1 --seed 3 \
-  --min-confidence 0.6 >/dev/null 2>&1
+  --min-confidence 0.6 --rounds 2 >/dev/null 2>&1
 assert_eq "$(sha256sum <"$dir/ft-a/fasttext.bin")" "$(sha256sum <"$dir/ft-b/fasttext.bin")" "deterministic for a seed"
 
 # A labelled feed: the labels are never read, and a warning says so; the titles are the same
 # ones, so the bundle is too.
 awk '{print $0 "\t" (NR % 10)}' "$dir/feed.txt" >"$dir/labelled.txt"
 "$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --unlabeled "$dir/labelled.txt" --out "$dir/ft-l" --threads 1 --seed 3 \
-  --min-confidence 0.6 >/dev/null 2>"$dir/labelled.err"
+  --min-confidence 0.6 --rounds 2 >/dev/null 2>"$dir/labelled.err"
 assert_contains "$dir/labelled.err" "a label after it is never read"
 assert_eq "$(sha256sum <"$dir/ft-a/fasttext.bin")" "$(sha256sum <"$dir/ft-l/fasttext.bin")" "labels in the feed change nothing"
 
@@ -47,7 +47,7 @@ with_feed=$(json_get "$dir/rf-u/manifest.json" "j['training']['n_features']")
 without=$(json_get "$dir/rf/manifest.json" "j['training']['n_features']")
 ((with_feed > without)) || fail "the feed's n-grams join tfidf-rf's features: $with_feed against $without"
 "$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --teacher "$dir/rf" --unlabeled - --out "$dir/ft-co" --threads 1 \
-  --min-confidence 0.5 <"$dir/feed.txt" >/dev/null 2>&1
+  --min-confidence 0.5 --rounds 1 <"$dir/feed.txt" >/dev/null 2>&1
 assert_eq "feed vocabulary + co-training" "$(json_get "$dir/ft-co/manifest.json" "j['training']['adaptation']['method']")" "co-training"
 assert_eq True "$(json_get "$dir/ft-co/manifest.json" "j['training']['adaptation']['rounds'][0]['disagreed'] > 0")" "disagreements counted"
 
@@ -57,6 +57,12 @@ assert_eq True "$(json_get "$dir/ft-co/manifest.json" "j['training']['adaptation
 assert_contains "$dir/pipeline.out" "fasttext-adapted"
 assert_eq "done" "$(json_get "$dir/run/pipeline.json" "[s['status'] for s in j['stages'] if s['stage'] == 'fasttext-adapted'][0]")" "adapted stage"
 assert_contains "$dir/run/report.md" "| fasttext-adapted |"
+
+# fasttext's default: the feed's vocabulary and IDF, no self-training round (docs/BENCHMARKS.md).
+"$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --unlabeled "$dir/feed.txt" --out "$dir/ft-d" --threads 1 >/dev/null 2>&1
+assert_eq "feed vocabulary|0|0" "$(json_get "$dir/ft-d/manifest.json" \
+  "'|'.join(str(x) for x in (j['training']['adaptation']['method'], j['training']['adaptation']['settings']['rounds'], len(j['training']['adaptation']['rounds'])))")" \
+  "fasttext's default adaptation"
 
 # Refusals: nothing written under --out.
 printf '\n  \n' >"$dir/empty.txt"
