@@ -11,6 +11,7 @@
 #include "newscls/classifier.h"
 #include "newscls/data.h"
 #include "newscls/error.h"
+#include "newscls/parallel.h"
 #include "newscls/registry.h"
 #include "newscls/workflow.h"
 
@@ -53,7 +54,7 @@ void run_attention(const AttentionOptions& o) {
   if (!family.has_attention()) throw UsageError("model family '" + family.name() + "' has no attention weights to dump");
   refuse_out_in_bundle(o.out_dir);
   auto model = load_classifier(bundle);
-  model->set_threads(o.threads > 0 ? o.threads : default_thread_count());
+  model->set_threads(resolve_thread_count(o.threads));
   std::vector<std::string> titles;
   TitleReader reader(o.input);
   std::string title;

@@ -9,6 +9,7 @@
 #include "newscls/bundle.h"
 #include "newscls/data.h"
 #include "newscls/error.h"
+#include "newscls/parallel.h"
 #include "newscls/workflow.h"
 
 namespace newscls::app {
@@ -54,7 +55,7 @@ void run_pretrain(const PretrainOptions& o) {
   request.train = &train;
   request.labels = &labels;
   request.seed = o.seed;
-  request.threads = o.threads > 0 ? o.threads : default_thread_count();
+  request.threads = resolve_thread_count(o.threads);
   request.distributed = o.distributed;
   spdlog::info("pretraining a {} encoder on {} titles of {}", o.family, train.size(), layout.train());
   const nlohmann::json facts = family.pretrain(request);

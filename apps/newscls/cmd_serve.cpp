@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "newscls/exit_codes.h"
+#include "newscls/parallel.h"
 #include "serve/server.h"
 
 namespace newscls::app {
@@ -46,7 +47,7 @@ void install_serve_signals() {
 }
 
 void run_serve(serve::ServeOptions options) {
-  if (options.threads <= 0) options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.threads = resolve_thread_count(options.threads);
   // Read by OpenBLAS when a plugin loads it (in server.load() below). Parallelism comes from
   // --threads (a model may split a batch over them); OpenBLAS's own threads, waiting on each
   // other on a busy machine, made a one-title forward pass cost 41 ms of CPU instead of 0.96

@@ -22,7 +22,7 @@ struct EmbedRequest {
   std::string model_dir;
   std::string input = "-";   // titles, one per line (title<TAB>label accepted)
   std::string output = "-";  // JSON lines {"index", "title", "cls", "pooler"?}, written atomically
-  int threads = 0;           // 0: default_thread_count()
+  int threads = 0;           // 0: every core (resolve_thread_count)
 };
 
 // Returns the number of titles embedded.

@@ -18,6 +18,10 @@ void parallel_for(std::size_t n, int threads,
                   const std::function<void(std::size_t begin, std::size_t end, int worker)>& body,
                   std::size_t min_per_worker = 1);
 
+// The worker count a --threads value asks for: the value, or every core for 0 (or less). The
+// one place a thread count is resolved.
+int resolve_thread_count(int requested);
+
 // Runs task(i) for i in [0, count) on `threads` workers that take the next index as they
 // finish one (for tasks of unequal cost, such as trees).
 void parallel_tasks(std::size_t count, int threads, const std::function<void(std::size_t index, int worker)>& task);

@@ -172,6 +172,5 @@ std::size_t run_predict(const PredictRequest& request);
 // A seeded class-stratified sample of n positions (all when n == 0 or n >= size).
 std::vector<std::size_t> stratified_sample(const std::vector<int>& labels, std::size_t n, std::uint64_t seed);
 
-int default_thread_count();
 
 }  // namespace newscls

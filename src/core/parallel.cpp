@@ -57,6 +57,10 @@ void parallel_for(std::size_t n, int threads, const std::function<void(std::size
   });
 }
 
+int resolve_thread_count(int requested) {
+  return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 void parallel_tasks(std::size_t count, int threads, const std::function<void(std::size_t, int)>& task) {
   if (count == 0) return;
   const int workers = static_cast<int>(std::min<std::size_t>(count, static_cast<std::size_t>(std::max(threads, 1))));

@@ -10,6 +10,7 @@
 
 #include "newscls/bundle.h"
 #include "newscls/error.h"
+#include "newscls/parallel.h"
 #include "newscls/registry.h"
 #include "newscls/stopwatch.h"
 #include "workflow/self_training.h"
@@ -150,7 +151,7 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   if (splits.labels.names != manifest.labels) {
     throw DataError(splits.source, 0, "class list differs from the labels of " + request.model_dir);
   }
-  const int threads = request.threads > 0 ? request.threads : default_thread_count();
+  const int threads = resolve_thread_count(request.threads);
   FeedTraining feed;
   feed.feed = read_feed(request.unlabeled, {request.self_training.max_feed_titles, request.seed, request.skip_bad_lines});
   spdlog::info("feed {}: {} lines, {} distinct titles used", feed.feed.path, feed.feed.lines, feed.feed.titles.size());

@@ -14,6 +14,7 @@
 #include "newscls/bundle.h"
 #include "newscls/error.h"
 #include "newscls/interrupt.h"
+#include "newscls/parallel.h"
 #include "newscls/registry.h"
 #include "newscls/stopwatch.h"
 #include "newscls/workflow.h"
@@ -404,7 +405,7 @@ nlohmann::json run_compress(const CompressOptions& o) {
                      (known.empty() ? std::string(" (it has none)") : " (it has: " + known + ")"));
   }
   require_classes(source);
-  const int threads = o.threads > 0 ? o.threads : default_thread_count();
+  const int threads = resolve_thread_count(o.threads);
   const Splits splits = read_splits_for(o, source);
   const std::vector<std::string> unlabelled = read_titles(o.unlabelled_file);
   spdlog::info("compressing {} by {} into {}", o.model_dir, o.method, o.out_dir);

@@ -1,3 +1,4 @@
+#include "newscls/parallel.h"
 #include "newscls/workflow.h"
 
 #include <algorithm>
@@ -5,7 +6,6 @@
 #include <filesystem>
 #include <optional>
 #include <random>
-#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -52,8 +52,6 @@ std::string predictions_tsv(const EvalOutcome& outcome, const Dataset& data, con
 }
 
 }  // namespace
-
-int default_thread_count() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 nlohmann::json build_config(const std::string& family, const std::string& config_file,
                             const std::vector<std::string>& overrides) {
@@ -491,7 +489,7 @@ EvalRun run_eval(const EvalRequest& r) {
   const Dataset data = r.input.empty() ? read_labeled_file(path, labels.size(), ReadOptions{r.skip_bad_lines})
                                        : read_records(path, labels, r.format, ReadOptions{r.skip_bad_lines});
   if (r.dump_attention > 0) refuse_dump_over_others(folder_of(out) + "/attention", std::min(r.dump_attention, data.size()));
-  model->set_threads(r.threads > 0 ? r.threads : default_thread_count());
+  model->set_threads(resolve_thread_count(r.threads));
 
   EvalOptions options;
   options.seed = r.seed;

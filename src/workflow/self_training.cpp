@@ -99,8 +99,10 @@ TrainedModel RoundTrainer::operator()(const Dataset& train) const {
   TrainContext ctx = context;
   ctx.train = &train;
   nlohmann::json facts = timed_train(*model, ctx);
-  auto calibrated = calibrated_on_dev(std::move(model), calibrate, *splits, context.seed, facts);
-  return {std::move(calibrated), std::move(facts)};
+  TrainedModel trained;
+  trained.model = calibrated_on_dev(std::move(model), calibrate, *splits, context.seed, facts);
+  trained.facts = std::move(facts);
+  return trained;
 }
 
 nlohmann::json run_rounds(TrainedModel& current, const RoundTrainer& train_round, const std::vector<std::string>& feed,

@@ -8,6 +8,7 @@
 #include "newscls/bundle_files.h"
 #include "newscls/config.h"
 #include "newscls/error.h"
+#include "newscls/parallel.h"
 #include "newscls/sha256.h"
 #include "newscls/stopwatch.h"
 #include "newscls/workflow.h"
@@ -203,7 +204,7 @@ TrainOutcome train_model(const TrainRequest& request) {
   model->configure(requested);
   model->check_trainable(request.init_dir);
   const Splits splits = read_training_data(request.data_dir, request.files, request.seed, request.skip_bad_lines);
-  const int threads = request.threads > 0 ? request.threads : default_thread_count();
+  const int threads = resolve_thread_count(request.threads);
   model->set_threads(threads);
   const std::string& data_sha256 = splits.data_sha256;
   const nlohmann::json settings = training_settings(request, *model, data_sha256);
