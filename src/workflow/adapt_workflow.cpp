@@ -44,24 +44,6 @@ void check_paths(const AdaptRequest& request) {
   BundleWriter::check_target(request.out_dir);
 }
 
-// For a family that pretrains: its encoder continued on the feed.
-void continue_pretraining(FeedTraining& feed, const Family& family, const AdaptRequest& request,
-                          const Manifest& manifest, const Splits& splits, int threads) {
-  const fs::path parent = fs::absolute(request.out_dir).parent_path();
-  feed.encoder_folder = std::make_unique<StagingFolder>(parent.string(), ".adapt-encoder");
-  PretrainRequest pretrain;
-  pretrain.config = manifest.config;
-  pretrain.train = &splits.train;
-  pretrain.labels = &splits.labels;
-  pretrain.unlabeled = &feed.feed.titles;
-  pretrain.continue_from = request.model_dir;
-  pretrain.seed = request.seed;
-  pretrain.threads = threads;
-  pretrain.out_dir = feed.init_dir();
-  spdlog::info("continuing the encoder's pretraining on the feed");
-  feed.pretrain_facts = family.pretrain(pretrain);
-}
-
 // Without continued pretraining, each round starts where the bundle's own training did (an
 // imported checkpoint, hf:DIR, or an encoder bundle), when it did from one.
 std::string init_of(const Manifest& manifest) {
@@ -85,6 +67,8 @@ std::vector<std::string> member_bundles(const std::string& dir) {
 // the adapted members, as `train` would with them.
 TrainOutcome adapt_members(const AdaptRequest& request, const Family& family, const Manifest& manifest) {
   const std::vector<std::string> members = member_bundles(request.model_dir);
+  std::vector<bool> adaptable;
+  for (const std::string& dir : members) adaptable.push_back(why_not_adaptable(Bundle::open(dir).manifest().family).empty());
   const fs::path parent = fs::absolute(request.out_dir).parent_path();
   const StagingFolder staging(parent.string(), ".adapt-members");
   std::vector<std::string> adapted;
@@ -93,14 +77,11 @@ TrainOutcome adapt_members(const AdaptRequest& request, const Family& family, co
     AdaptRequest member = request;
     member.model_dir = members[i];
     member.out_dir = staging.path() + "/" + std::to_string(i);
-    member.teacher_dirs = request.teacher_dirs;
     for (std::size_t k = 0; k < members.size(); ++k) {
-      if (k != i && why_not_adaptable(Bundle::open(members[k]).manifest().family).empty()) {
-        member.teacher_dirs.push_back(members[k]);
-      }
+      if (k != i && adaptable[k]) member.teacher_dirs.push_back(members[k]);
     }
     spdlog::info("adapting member {} of {}: {}", i + 1, members.size(), members[i]);
-    if (why_not_adaptable(Bundle::open(members[i]).manifest().family).empty()) {
+    if (adaptable[i]) {
       adapt_model(member);
       adapted.push_back(member.out_dir);
       facts.push_back(Bundle::open(member.out_dir).manifest().training["adaptation"]);
@@ -153,10 +134,9 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   }
   const int threads = resolve_thread_count(request.threads);
   FeedTraining feed;
-  feed.feed = read_feed(request.unlabeled, {request.self_training.max_feed_titles, request.seed, request.skip_bad_lines});
-  spdlog::info("feed {}: {} lines, {} distinct titles used", feed.feed.path, feed.feed.lines, feed.feed.titles.size());
+  feed.feed = read_training_feed(request.unlabeled, request.self_training, request.seed, request.skip_bad_lines);
   if (family.pretrains() && request.self_training.pretrain) {
-    continue_pretraining(feed, family, request, manifest, splits, threads);
+    pretrain_on_feed(feed, family, manifest.config, splits, request.out_dir, request.model_dir, request.seed, threads);
   }
 
   TrainContext ctx;
@@ -173,19 +153,15 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   TrainedModel trained{load_classifier(bundle), manifest.training, manifest.family, request.out_dir,
                        splits.data_sha256, request.seed};
   trained.model->set_threads(threads);
-  nlohmann::json rounds = nlohmann::json::array();
   const SelfTraining settings = request.self_training.for_family(manifest.family);
-  if (settings.rounds > 0) {
-    const auto teachers = teacher_votes(request.teacher_dirs, manifest.labels, feed.feed.titles, threads);
-    rounds = run_rounds(trained, train_round, feed.feed.titles, teachers, settings);
-  }
+  const nlohmann::json rounds = run_rounds(trained, train_round, feed.feed.titles, request.teacher_dirs, settings);
   // No round trained (none asked, or none kept a feed title): the feed's vocabulary and the
   // encoder pretrained on it still make a model of their own.
-  if (!any_round_trained(rounds)) trained = train_round(splits.train);
-  trained.family = manifest.family;
-  trained.out_dir = request.out_dir;
-  trained.data_sha256 = splits.data_sha256;
-  trained.seed = request.seed;
+  if (!any_round_trained(rounds)) {
+    TrainedModel fresh = train_round(splits.train);
+    trained.model = std::move(fresh.model);
+    trained.facts = std::move(fresh.facts);
+  }
   if (feed.encoder_folder) trained.facts.erase("init_dir");
   trained.facts["adaptation"] = adaptation_facts(feed, settings, request.teacher_dirs, rounds);
   trained.facts["adaptation"]["source_bundle"] = request.model_dir;

@@ -106,11 +106,13 @@ TrainedModel RoundTrainer::operator()(const Dataset& train) const {
 }
 
 nlohmann::json run_rounds(TrainedModel& current, const RoundTrainer& train_round, const std::vector<std::string>& feed,
-                          const std::vector<std::vector<Prediction>>& teachers, const SelfTraining& settings) {
+                          const std::vector<std::string>& teacher_dirs, const SelfTraining& settings) {
+  nlohmann::json rounds = nlohmann::json::array();
+  if (settings.rounds == 0) return rounds;
   const Splits& splits = *train_round.splits;
+  const auto teachers = teacher_votes(teacher_dirs, splits.labels.names, feed, train_round.context.threads);
   const std::vector<double> shares = class_shares(splits.train.labels, splits.labels.size());
   const PseudoLabelRule rule{settings.min_confidence, settings.share_tolerance};
-  nlohmann::json rounds = nlohmann::json::array();
   PseudoLabels previous;
   for (int round = 1; round <= settings.rounds; ++round) {
     std::vector<std::vector<Prediction>> votes = {predict_feed(*current.model, feed)};
@@ -138,28 +140,41 @@ nlohmann::json run_rounds(TrainedModel& current, const RoundTrainer& train_round
   return rounds;
 }
 
+Feed read_training_feed(const std::string& path, const SelfTraining& settings, std::uint64_t seed, bool skip_bad_lines) {
+  Feed feed = read_feed(path, {settings.max_feed_titles, seed, skip_bad_lines});
+  spdlog::info("feed {}: {} lines, {} distinct titles used", feed.path, feed.lines, feed.titles.size());
+  return feed;
+}
+
+void pretrain_on_feed(FeedTraining& feed, const Family& family, const nlohmann::json& config, const Splits& splits,
+                      const std::string& out_dir, const std::string& continue_from, std::uint64_t seed, int threads) {
+  const fs::path parent = fs::absolute(out_dir).parent_path();
+  feed.encoder_folder = std::make_unique<StagingFolder>(parent.string(), ".adapt-encoder");
+  PretrainRequest pretrain;
+  pretrain.config = config;
+  pretrain.train = &splits.train;
+  pretrain.labels = &splits.labels;
+  pretrain.unlabeled = &feed.feed.titles;
+  pretrain.continue_from = continue_from;
+  pretrain.seed = seed;
+  pretrain.threads = threads;
+  pretrain.out_dir = feed.init_dir();
+  spdlog::info(continue_from.empty() ? "pretraining the encoder on the training titles and the feed"
+                                     : "continuing the encoder's pretraining on the feed");
+  feed.pretrain_facts = family.pretrain(pretrain);
+}
+
 FeedTraining open_feed_training(const TrainRequest& request, const Splits& splits, const nlohmann::json& config,
                                 const std::string& out_dir, int threads) {
   if (request.resume) throw UsageError("--unlabeled: not with --resume (self-training keeps no checkpoints)");
   if (request.distributed.enabled()) throw UsageError("--unlabeled: not in a distributed run (WORLD_SIZE > 1)");
   request.self_training.check();
   FeedTraining out;
-  out.feed = read_feed(request.unlabeled, {request.self_training.max_feed_titles, request.seed, request.skip_bad_lines});
-  spdlog::info("feed {}: {} lines, {} distinct titles used", out.feed.path, out.feed.lines, out.feed.titles.size());
+  out.feed = read_training_feed(request.unlabeled, request.self_training, request.seed, request.skip_bad_lines);
   const Family& family = find_family(request.family);
-  if (!family.pretrains() || !request.init_dir.empty() || !request.self_training.pretrain) return out;
-  const fs::path parent = fs::absolute(out_dir).parent_path();
-  out.encoder_folder = std::make_unique<StagingFolder>(parent.string(), ".adapt-encoder");
-  PretrainRequest pretrain;
-  pretrain.config = config;
-  pretrain.train = &splits.train;
-  pretrain.labels = &splits.labels;
-  pretrain.unlabeled = &out.feed.titles;
-  pretrain.seed = request.seed;
-  pretrain.threads = threads;
-  pretrain.out_dir = out.init_dir();
-  spdlog::info("pretraining the encoder on the training titles and the feed");
-  out.pretrain_facts = family.pretrain(pretrain);
+  if (family.pretrains() && request.init_dir.empty() && request.self_training.pretrain) {
+    pretrain_on_feed(out, family, config, splits, out_dir, "", request.seed, threads);
+  }
   return out;
 }
 
@@ -168,8 +183,7 @@ TrainedModel self_trained(TrainedModel trained, const TrainRequest& request, con
   const Stopwatch watch;
   const RoundTrainer train_round{request.family, trained.model->config(), ctx, calibrate, &splits};
   const SelfTraining settings = request.self_training.for_family(request.family);
-  const auto teachers = teacher_votes(request.teacher_dirs, splits.labels.names, feed.feed.titles, ctx.threads);
-  nlohmann::json rounds = run_rounds(trained, train_round, feed.feed.titles, teachers, settings);
+  nlohmann::json rounds = run_rounds(trained, train_round, feed.feed.titles, request.teacher_dirs, settings);
   if (feed.encoder_folder) trained.facts.erase("init_dir");  // a staging folder, gone: "pretraining" says what it was
   trained.facts["adaptation"] = adaptation_facts(feed, settings, request.teacher_dirs, rounds);
   trained.facts["adaptation"]["self_training_seconds"] = watch.seconds();

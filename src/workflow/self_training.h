@@ -1,11 +1,13 @@
 // Self-training on a reader's feed, shared by `train --unlabeled` and `adapt` (newscls/adapt.h).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "newscls/family.h"
 #include "newscls/feed.h"
 #include "newscls/workflow.h"
 #include "workflow/splits.h"
@@ -22,6 +24,15 @@ struct FeedTraining {
   nlohmann::json pretrain_facts;
   std::string init_dir() const { return encoder_folder ? encoder_folder->path() + "/encoder" : ""; }
 };
+
+// The feed of `path`, read as the settings say, logged.
+Feed read_training_feed(const std::string& path, const SelfTraining& settings, std::uint64_t seed, bool skip_bad_lines);
+
+// The family's encoder pretrained on the feed into a staging folder beside out_dir (feed.init_dir()):
+// a new one on the training titles plus the feed, or, with continue_from, that bundle's encoder
+// continued on the feed.
+void pretrain_on_feed(FeedTraining& feed, const Family& family, const nlohmann::json& config, const Splits& splits,
+                      const std::string& out_dir, const std::string& continue_from, std::uint64_t seed, int threads);
 
 // Reads request.unlabeled and, for a family that pretrains and no --init, pretrains an encoder
 // on the training titles plus the feed.

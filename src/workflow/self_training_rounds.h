@@ -26,11 +26,11 @@ struct RoundTrainer {
   TrainedModel operator()(const Dataset& train) const;
 };
 
-// Each round: the current model (and the teachers' fixed votes) label the feed, the kept
-// titles train a new model, until stable or settings.rounds; current becomes the last model.
-// Returns each round's figures.
+// Each round: the current model and the teacher bundles (their votes taken once, only when a
+// round runs) label the feed, the kept titles train a new model, until stable or
+// settings.rounds; current becomes the last model. Returns each round's figures.
 nlohmann::json run_rounds(TrainedModel& current, const RoundTrainer& train_round, const std::vector<std::string>& feed,
-                          const std::vector<std::vector<Prediction>>& teachers, const SelfTraining& settings);
+                          const std::vector<std::string>& teacher_dirs, const SelfTraining& settings);
 
 // Each model's predictions of the feed, batched.
 std::vector<Prediction> predict_feed(Classifier& model, const std::vector<std::string>& feed);
