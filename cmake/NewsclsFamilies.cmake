@@ -5,8 +5,8 @@
 #   newscls_register_family(NAME bert LIBRARY newscls_bert PLUGIN newscls_bert_plugin PRETRAINS)
 #
 # LIBRARY is the family's static library, linked into the tool and into newscls_unit_tests
-# unless PLUGIN is given; a plugin family's library goes into newscls_plugin_unit_tests, so
-# the other unit tests start without LibTorch. ENTRY is a function `const newscls::Family& f()`
+# unless PLUGIN is given; a plugin family's library goes into newscls_plugin_unit_tests with
+# the tests in tests/unit/<NAME, '-' as '_'>/, so the other unit tests start without LibTorch. ENTRY is a function `const newscls::Family& f()`
 # in it. A PLUGIN family is a MODULE library exporting `extern "C" const newscls::Family*
 # newscls_family()`, loaded on first use, so the tool does not start LibTorch for the others.
 # PRETRAINS says the family's pretrains() is true, so `pretrain --help` can list the families
@@ -23,6 +23,7 @@ function(newscls_register_family)
   if(F_PLUGIN)
     set_property(GLOBAL APPEND PROPERTY NEWSCLS_FAMILY_PLUGINS ${F_PLUGIN})
     set_property(GLOBAL APPEND PROPERTY NEWSCLS_FAMILY_PLUGIN_LIBRARIES ${F_LIBRARY})
+    set_property(GLOBAL APPEND PROPERTY NEWSCLS_FAMILY_PLUGIN_NAMES ${F_NAME})
     set_property(GLOBAL APPEND_STRING PROPERTY NEWSCLS_FAMILY_ENTRIES
       "    {\"${F_NAME}\", nullptr, \"$<TARGET_FILE:${F_PLUGIN}>\", ${pretrains}},\n")
   else()
