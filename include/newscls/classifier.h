@@ -71,7 +71,7 @@ struct TrainContext {
   // learn its vocabulary, document frequencies or pretraining text from them, never a label.
   const std::vector<std::string>* unlabeled = nullptr;
   std::uint64_t seed = 1;
-  int threads = 1;
+  int threads = 1;      // resolved (>= 1); set_threads has been given the same before train
   std::string out_dir;  // where the bundle will be committed: read nothing there that it replaces
   // Scratch space that survives the run (checkpoints for --resume); never the bundle dir.
   std::string work_dir;

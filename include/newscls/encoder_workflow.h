@@ -22,7 +22,7 @@ struct EmbedRequest {
   std::string model_dir;
   std::string input = "-";   // titles, one per line (title<TAB>label accepted)
   std::string output = "-";  // JSON lines {"index", "title", "cls", "pooler"?}, written atomically
-  int threads = 0;           // 0: every core (resolve_thread_count)
+  int threads = 1;           // resolved (>= 1): the app turns --threads 0 into the core count
 };
 
 // Returns the number of titles embedded.

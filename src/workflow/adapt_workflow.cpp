@@ -132,7 +132,7 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   if (splits.labels.names != manifest.labels) {
     throw DataError(splits.source, 0, "class list differs from the labels of " + request.model_dir);
   }
-  const int threads = resolve_thread_count(request.threads);
+  const int threads = given_thread_count(request.threads);
   FeedTraining feed;
   feed.feed = read_training_feed(request.unlabeled, request.self_training, request.seed, request.skip_bad_lines);
   if (family.pretrains() && request.self_training.pretrain) {

@@ -405,7 +405,7 @@ nlohmann::json run_compress(const CompressOptions& o) {
                      (known.empty() ? std::string(" (it has none)") : " (it has: " + known + ")"));
   }
   require_classes(source);
-  const int threads = resolve_thread_count(o.threads);
+  const int threads = given_thread_count(o.threads);
   const Splits splits = read_splits_for(o, source);
   const std::vector<std::string> unlabelled = read_titles(o.unlabelled_file);
   spdlog::info("compressing {} by {} into {}", o.model_dir, o.method, o.out_dir);

@@ -37,7 +37,7 @@ void append_embedding(std::string& text, std::size_t index, const std::string& t
 
 std::size_t run_embed(const EmbedRequest& r) {
   auto model = load_classifier(r.model_dir);
-  model->set_threads(resolve_thread_count(r.threads));
+  model->set_threads(given_thread_count(r.threads));
   refuse_output_over_input(r.output, r.input);
   refuse_output_over_bundle("--output", r.output, r.model_dir);
   refuse_folder_spelling("--output", r.output);

@@ -489,7 +489,7 @@ EvalRun run_eval(const EvalRequest& r) {
   const Dataset data = r.input.empty() ? read_labeled_file(path, labels.size(), ReadOptions{r.skip_bad_lines})
                                        : read_records(path, labels, r.format, ReadOptions{r.skip_bad_lines});
   if (r.dump_attention > 0) refuse_dump_over_others(folder_of(out) + "/attention", std::min(r.dump_attention, data.size()));
-  model->set_threads(resolve_thread_count(r.threads));
+  model->set_threads(given_thread_count(r.threads));
 
   EvalOptions options;
   options.seed = r.seed;

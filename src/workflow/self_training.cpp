@@ -95,7 +95,6 @@ Dataset with_pseudo_labels(const Dataset& train, const std::vector<std::string>&
 TrainedModel RoundTrainer::operator()(const Dataset& train) const {
   auto model = make_classifier(family);
   model->configure(config);
-  model->set_threads(context.threads);
   TrainContext ctx = context;
   ctx.train = &train;
   nlohmann::json facts = timed_train(*model, ctx);

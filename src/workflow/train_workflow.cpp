@@ -204,8 +204,7 @@ TrainOutcome train_model(const TrainRequest& request) {
   model->configure(requested);
   model->check_trainable(request.init_dir);
   const Splits splits = read_training_data(request.data_dir, request.files, request.seed, request.skip_bad_lines);
-  const int threads = resolve_thread_count(request.threads);
-  model->set_threads(threads);
+  const int threads = given_thread_count(request.threads);
   const std::string& data_sha256 = splits.data_sha256;
   const nlohmann::json settings = training_settings(request, *model, data_sha256);
   TrainContext ctx = context_for(request, splits, out_dir, threads, continue_work(request, settings, out_dir));
@@ -237,6 +236,9 @@ TrainOutcome train_model(const TrainRequest& request) {
 
 nlohmann::json timed_train(Classifier& model, const TrainContext& ctx) {
   spdlog::info("training {} with {} threads, seed {}", model.family(), ctx.threads, ctx.seed);
+  // ctx.threads is training's one thread count; the predictions a family makes while it trains
+  // (dev, a cascade's members) and after it use the same, set here and nowhere else.
+  model.set_threads(ctx.threads);
   const Stopwatch watch;
   nlohmann::json facts = model.train(ctx);
   facts["train_seconds"] = watch.seconds() + facts.value(kResumedSecondsFact, 0.0);
