@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "newscls/classifier_loader.h"
 #include "newscls/error.h"
 #include "registered_families.inc"
 #include "workflow/calibration.h"
@@ -52,7 +53,22 @@ std::vector<std::string> pretraining_families() {
   return names;
 }
 
+namespace {
+
+// Every classifier is built through find_family, so the cascade finds the loader installed
+// before it opens a member.
+void install_loader_once() {
+  static const bool installed = [] {
+    install_classifier_loader([](const Bundle& bundle) { return load_classifier(bundle); });
+    return true;
+  }();
+  (void)installed;
+}
+
+}  // namespace
+
 const Family& find_family(const std::string& name) {
+  install_loader_once();
   const Registration& r = find_registration(name);
   if (r.linked != nullptr) return agreeing_with_registration(r, r.linked());
   static std::mutex mutex;
