@@ -3,7 +3,7 @@
 
 #include "commands.h"
 #include "common_options.h"
-#include "newscls/attention_workflow.h"
+#include "newscls/workflow/attention_workflow.h"
 
 namespace newscls::app {
 namespace {

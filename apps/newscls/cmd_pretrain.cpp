@@ -3,8 +3,8 @@
 
 #include "commands.h"
 #include "common_options.h"
-#include "newscls/pretrain_workflow.h"
-#include "newscls/registry.h"
+#include "newscls/workflow/pretrain_workflow.h"
+#include "newscls/workflow/registry.h"
 
 namespace newscls::app {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "commands.h"
 #include "common_options.h"
-#include "newscls/exit_codes.h"
+#include "newscls/core/exit_codes.h"
 #include "serve/server.h"
 
 namespace newscls::app {

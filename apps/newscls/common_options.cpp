@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "newscls/error.h"
-#include "newscls/parallel.h"
+#include "newscls/core/error.h"
+#include "newscls/core/parallel.h"
 
 namespace newscls::app {
 

@@ -6,10 +6,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "newscls/workflow.h"
+#include "newscls/workflow/workflow.h"
 
-#include "newscls/classifier.h"
-#include "newscls/data_formats.h"
+#include "newscls/core/classifier.h"
+#include "newscls/core/record_reader.h"
 
 namespace newscls::app {
 

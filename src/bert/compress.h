@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/family.h"
+#include "newscls/core/family.h"
 
 namespace newscls::bert {
 

@@ -17,9 +17,9 @@
 #include "bert/tensor_io.h"
 #include "bert/title_tokenizer.h"
 #include "bert/training.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
-#include "newscls/stopwatch.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
+#include "newscls/core/stopwatch.h"
 
 namespace newscls::bert {
 namespace {

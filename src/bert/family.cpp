@@ -2,7 +2,7 @@
 #include "bert/bert.h"
 #include "bert/compress.h"
 #include "bert/settings.h"
-#include "newscls/family.h"
+#include "newscls/core/family.h"
 
 namespace newscls::bert {
 namespace {

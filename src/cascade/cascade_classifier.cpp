@@ -6,12 +6,12 @@
 #include <spdlog/spdlog.h>
 
 #include "cascade/cascade.h"
-#include "newscls/atomic_file.h"
-#include "newscls/classifier_loader.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
-#include "newscls/request_stats.h"
-#include "newscls/sha256.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/classifier_loader.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
+#include "newscls/core/request_stats.h"
+#include "newscls/core/sha256.h"
 
 namespace fs = std::filesystem;
 

@@ -1,4 +1,4 @@
-#include "newscls/classifier_loader.h"
+#include "newscls/core/classifier_loader.h"
 
 #include <mutex>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "newscls/parallel.h"
+#include "newscls/core/parallel.h"
 
 #include <algorithm>
 #include <atomic>
@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls {
 namespace {

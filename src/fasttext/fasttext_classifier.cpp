@@ -11,10 +11,10 @@
 #include "fasttext/fit.h"
 #include "fasttext/quantize.h"
 #include "fasttext/settings.h"
-#include "newscls/error.h"
-#include "newscls/parallel.h"
-#include "newscls/stopwatch.h"
-#include "newscls/text.h"
+#include "newscls/core/error.h"
+#include "newscls/core/parallel.h"
+#include "newscls/core/stopwatch.h"
+#include "newscls/text/normalize.h"
 
 namespace newscls::fasttext {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/config.h"
-#include "newscls/error.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
 
 namespace newscls::fasttext {
 

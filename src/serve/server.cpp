@@ -15,8 +15,8 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
-#include "newscls/error.h"
-#include "newscls/parallel.h"
+#include "newscls/core/error.h"
+#include "newscls/core/parallel.h"
 #include "serve/api.h"
 #include "serve/guarded_server.h"
 

@@ -1,5 +1,5 @@
-// `newscls adapt`: a trained bundle adapted to a reader's feed (newscls/adapt.h).
-#include "newscls/adapt.h"
+// `newscls adapt`: a trained bundle adapted to a reader's feed (newscls/workflow/adapt_workflow.h).
+#include "newscls/workflow/adapt_workflow.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,11 +8,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/bundle.h"
-#include "newscls/error.h"
-#include "newscls/parallel.h"
-#include "newscls/registry.h"
-#include "newscls/stopwatch.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/error.h"
+#include "newscls/core/parallel.h"
+#include "newscls/workflow/registry.h"
+#include "newscls/core/stopwatch.h"
 #include "workflow/self_training.h"
 #include "workflow/self_training_rounds.h"
 

@@ -1,16 +1,16 @@
-#include "newscls/attention_workflow.h"
+#include "newscls/workflow/attention_workflow.h"
 
 #include <filesystem>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/bundle.h"
-#include "newscls/data.h"
-#include "newscls/error.h"
-#include "newscls/parallel.h"
-#include "newscls/registry.h"
-#include "newscls/workflow.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/data.h"
+#include "newscls/core/error.h"
+#include "newscls/core/parallel.h"
+#include "newscls/workflow/registry.h"
+#include "newscls/workflow/workflow.h"
 
 namespace newscls {
 

@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/bundle.h"
-#include "newscls/classifier.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/classifier.h"
 
 namespace newscls {
 
@@ -35,7 +35,7 @@ double temperature_nll(const std::vector<int>& truth, const std::vector<std::vec
 
 constexpr double kMaxTemperature = 100;  // a stored temperature above this is refused
 // The workflow-level --set key that turns fitting off (the facts key, kCalibrationFact, is in
-// newscls/bundle.h).
+// newscls/core/bundle.h).
 constexpr const char* kCalibrateKey = "calibrate";
 // The config train was asked for, in the training facts when the family stored another.
 constexpr const char* kRequestedConfigKey = "requested_config";

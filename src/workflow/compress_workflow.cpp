@@ -1,4 +1,4 @@
-#include "newscls/compress_workflow.h"
+#include "newscls/workflow/compress_workflow.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,14 +10,14 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/atomic_file.h"
-#include "newscls/bundle.h"
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
-#include "newscls/parallel.h"
-#include "newscls/registry.h"
-#include "newscls/stopwatch.h"
-#include "newscls/workflow.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/core/parallel.h"
+#include "newscls/workflow/registry.h"
+#include "newscls/core/stopwatch.h"
+#include "newscls/workflow/workflow.h"
 #include "workflow/splits.h"
 #include "workflow/staging_folder.h"
 

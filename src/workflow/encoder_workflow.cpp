@@ -1,4 +1,4 @@
-#include "newscls/encoder_workflow.h"
+#include "newscls/workflow/encoder_workflow.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,14 +6,14 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/atomic_file.h"
-#include "newscls/bundle.h"
-#include "newscls/data.h"
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
-#include "newscls/parallel.h"
-#include "newscls/workflow.h"
-#include "newscls/registry.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/data.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/core/parallel.h"
+#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/registry.h"
 
 namespace newscls {
 

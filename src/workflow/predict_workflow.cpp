@@ -3,12 +3,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/atomic_file.h"
-#include "newscls/interrupt.h"
-#include "newscls/parallel.h"
-#include "newscls/progress.h"
-#include "newscls/request_stats.h"
-#include "newscls/workflow.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/core/parallel.h"
+#include "newscls/core/progress.h"
+#include "newscls/core/request_stats.h"
+#include "newscls/workflow/workflow.h"
 #include "workflow/score_tally.h"
 
 namespace newscls {

@@ -1,15 +1,15 @@
-#include "newscls/pretrain_workflow.h"
+#include "newscls/workflow/pretrain_workflow.h"
 
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/bundle.h"
-#include "newscls/data.h"
-#include "newscls/error.h"
-#include "newscls/parallel.h"
-#include "newscls/registry.h"
-#include "newscls/workflow.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/data.h"
+#include "newscls/core/error.h"
+#include "newscls/core/parallel.h"
+#include "newscls/workflow/registry.h"
+#include "newscls/workflow/workflow.h"
 
 namespace newscls {
 namespace {

@@ -1,13 +1,13 @@
 // The family registry, built from the newscls_register_family() calls of the family folders
 // (cmake/NewsclsFamilies.cmake generates registered_families.inc).
-#include "newscls/registry.h"
+#include "newscls/workflow/registry.h"
 
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
 
-#include "newscls/classifier_loader.h"
-#include "newscls/error.h"
+#include "newscls/core/classifier_loader.h"
+#include "newscls/core/error.h"
 #include "registered_families.inc"
 #include "workflow/calibration.h"
 #include "workflow/plugin_loader.h"

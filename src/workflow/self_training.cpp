@@ -1,4 +1,4 @@
-// The self-training rounds and `train --unlabeled` (newscls/adapt.h says what and why).
+// The self-training rounds and `train --unlabeled` (newscls/workflow/adapt_workflow.h says what and why).
 #include "workflow/self_training.h"
 
 #include <filesystem>
@@ -6,10 +6,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
-#include "newscls/registry.h"
-#include "newscls/stopwatch.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/workflow/registry.h"
+#include "newscls/core/stopwatch.h"
 #include "workflow/pseudo_labels.h"
 #include "workflow/self_training_rounds.h"
 

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "newscls/error.h"
-#include "newscls/parallel.h"
+#include "newscls/core/error.h"
+#include "newscls/core/parallel.h"
 
 namespace newscls {
 namespace {

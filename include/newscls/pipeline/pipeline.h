@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/data_formats.h"
+#include "newscls/core/record_reader.h"
 
 namespace newscls {
 

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/classifier.h"
+#include "newscls/core/classifier.h"
 
 namespace newscls {
 

@@ -2,7 +2,7 @@
 // make a classifier, whether it can run now, what it offers beyond classifying.
 //
 // Each family folder defines one Family and registers it in its CMakeLists.txt with
-// newscls_register_family(); the registry (include/newscls/registry.h) is built from those
+// newscls_register_family(); the registry (include/newscls/workflow/registry.h) is built from those
 // registrations, so no other code lists the families or asks which one a model is.
 //
 //   const Family& f = find_family("fasttext");
@@ -19,9 +19,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/bundle.h"
-#include "newscls/classifier.h"
-#include "newscls/data.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/classifier.h"
+#include "newscls/core/data.h"
 
 namespace newscls {
 

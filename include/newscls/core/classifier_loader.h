@@ -10,8 +10,8 @@
 #include <functional>
 #include <memory>
 
-#include "newscls/bundle.h"
-#include "newscls/classifier.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/classifier.h"
 
 namespace newscls {
 

@@ -21,12 +21,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/classifier.h"
-#include "newscls/data.h"
-#include "newscls/data_formats.h"
-#include "newscls/metrics.h"
-#include "newscls/predict_output.h"
-#include "newscls/registry.h"
+#include "newscls/core/classifier.h"
+#include "newscls/core/data.h"
+#include "newscls/core/record_reader.h"
+#include "newscls/core/metrics.h"
+#include "newscls/workflow/predict_output.h"
+#include "newscls/workflow/registry.h"
 
 namespace newscls {
 
@@ -128,7 +128,7 @@ std::string figure_caption(const std::string& bundle_dir, const std::string& fam
 
 struct EvalRequest {
   std::string model_dir, data_dir, split = "test", input, out;  // out "" = <model_dir>/metrics.json
-  FormatOptions format;             // how input is read (newscls/data_formats.h)
+  FormatOptions format;             // how input is read (newscls/core/record_reader.h)
   std::uint64_t seed = 1;
   int threads = 1;                  // resolved (>= 1): the app turns --threads 0 into the core count
   bool skip_bad_lines = false;

@@ -29,8 +29,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/data_formats.h"
-#include "newscls/workflow.h"
+#include "newscls/core/record_reader.h"
+#include "newscls/workflow/workflow.h"
 
 namespace newscls {
 
