@@ -5,7 +5,7 @@
 
 #include "commands.h"
 #include "common_options.h"
-#include "newscls/compress_workflow.h"
+#include "newscls/workflow/compress_workflow.h"
 
 namespace newscls::app {
 namespace {

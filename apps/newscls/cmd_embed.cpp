@@ -2,7 +2,7 @@
 
 #include "commands.h"
 #include "common_options.h"
-#include "newscls/encoder_workflow.h"
+#include "newscls/workflow/encoder_workflow.h"
 
 namespace newscls::app {
 

@@ -4,8 +4,8 @@
 
 #include "commands.h"
 #include "common_options.h"
-#include "newscls/bundle.h"
-#include "newscls/registry.h"
+#include "newscls/core/bundle.h"
+#include "newscls/workflow/registry.h"
 
 namespace newscls::app {
 

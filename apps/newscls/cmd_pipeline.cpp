@@ -6,9 +6,9 @@
 
 #include "commands.h"
 #include "common_options.h"
-#include "newscls/error.h"
-#include "newscls/pipeline.h"
-#include "newscls/registry.h"
+#include "newscls/core/error.h"
+#include "newscls/pipeline/pipeline.h"
+#include "newscls/workflow/registry.h"
 
 namespace newscls::app {
 namespace {

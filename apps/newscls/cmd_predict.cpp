@@ -2,7 +2,7 @@
 
 #include "commands.h"
 #include "common_options.h"
-#include "newscls/workflow.h"
+#include "newscls/workflow/workflow.h"
 
 namespace newscls::app {
 

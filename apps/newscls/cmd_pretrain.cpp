@@ -1,72 +1,23 @@
 #include <cstdio>
-#include <filesystem>
 #include <memory>
-
-#include <spdlog/spdlog.h>
 
 #include "commands.h"
 #include "common_options.h"
-#include "newscls/bundle.h"
-#include "newscls/data.h"
-#include "newscls/error.h"
-#include "newscls/parallel.h"
-#include "newscls/workflow.h"
+#include "newscls/workflow/pretrain_workflow.h"
+#include "newscls/workflow/registry.h"
 
 namespace newscls::app {
 namespace {
 
-struct PretrainOptions {
-  std::string family, data_dir, out_dir, config_file;
-  std::vector<std::string> overrides;
-  std::uint64_t seed = 1;
-  int threads = 0;
-  bool skip_bad_lines = false;
-  DistributedSettings distributed;
-};
-
-// An encoder written over a trained classifier (of any family) is almost always a mistyped
-// --out: the classifier, its figures and predictions would be gone.
-void refuse_classifier_at(const std::string& out_dir) {
-  if (!std::filesystem::exists(out_dir + "/manifest.json")) return;
-  const std::string family = Bundle::read_manifest(out_dir).family;
-  const std::string kEncoder = "-encoder";
-  if (family.size() > kEncoder.size() && family.compare(family.size() - kEncoder.size(), kEncoder.size(), kEncoder) == 0) return;
-  throw UsageError("pretrain --out " + out_dir + " holds a '" + family +
-                   "' bundle, not an encoder, which pretraining would replace: name another folder");
-}
-
-void run_pretrain(const PretrainOptions& o) {
-  const Family& family = find_family(o.family);
-  if (!family.pretrains()) throw UsageError("model family '" + o.family + "' has no encoder to pretrain");
-  if (o.distributed.enabled() && !family.trains_distributed()) {
-    throw UsageError("family '" + o.family + "' cannot pretrain distributed (WORLD_SIZE " +
-                     std::to_string(o.distributed.world_size) + "); run it as one process (WORLD_SIZE=1)");
-  }
-  PretrainRequest request;
-  request.config = build_config(o.family, o.config_file, o.overrides);  // a mistyped key before the data is read
-  request.out_dir = o.out_dir.empty() ? "runs/" + o.family + "-encoder" : o.out_dir;
-  if (o.distributed.rank == 0) {
-    BundleWriter::check_target(request.out_dir);
-    refuse_classifier_at(request.out_dir);
-  }
-  const DataLayout layout = resolve_data_dir(o.data_dir);
-  const LabelSet labels = read_class_file(layout.classes());
-  const Dataset train = read_labeled_file(layout.train(), labels.size(), ReadOptions{o.skip_bad_lines});
-  request.train = &train;
-  request.labels = &labels;
-  request.seed = o.seed;
-  request.threads = resolve_thread_count(o.threads);
-  request.distributed = o.distributed;
-  spdlog::info("pretraining a {} encoder on {} titles of {}", o.family, train.size(), layout.train());
-  const nlohmann::json facts = family.pretrain(request);
-  if (o.distributed.rank != 0) {
+void print_pretrain(const PretrainOptions& o, const PretrainOutcome& out) {
+  if (!out.wrote_bundle) {
     std::printf("rank %d of %d done (rank 0 writes %s)\n", o.distributed.rank, o.distributed.world_size,
-                request.out_dir.c_str());
+                out.out_dir.c_str());
     return;
   }
-  std::printf("encoder bundle %s: %lld steps, mlm loss %.4f, %.0f titles/s\n", request.out_dir.c_str(),
-              facts.value("pretrain_steps", 0LL), facts.value("pretrain_mlm_loss", 0.0),
-              facts.value("pretrain_titles_per_s", 0.0));
+  std::printf("encoder bundle %s: %lld steps, mlm loss %.4f, %.0f titles/s\n", out.out_dir.c_str(),
+              out.facts.value("pretrain_steps", 0LL), out.facts.value("pretrain_mlm_loss", 0.0),
+              out.facts.value("pretrain_titles_per_s", 0.0));
 }
 
 }  // namespace
@@ -86,7 +37,7 @@ void setup_pretrain(CLI::App& app) {
   add_threads_option(*cmd, o->threads);
   add_skip_bad_lines_option(*cmd, o->skip_bad_lines);
   add_distributed_options(*cmd, o->distributed);
-  cmd->callback([o] { run_pretrain(*o); });
+  cmd->callback([o] { print_pretrain(*o, run_pretrain(*o)); });
 }
 
 }  // namespace newscls::app

@@ -10,8 +10,8 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.h"
-#include "newscls/exit_codes.h"
-#include "newscls/parallel.h"
+#include "common_options.h"
+#include "newscls/core/exit_codes.h"
 #include "serve/server.h"
 
 namespace newscls::app {
@@ -47,7 +47,6 @@ void install_serve_signals() {
 }
 
 void run_serve(serve::ServeOptions options) {
-  options.threads = resolve_thread_count(options.threads);
   // Read by OpenBLAS when a plugin loads it (in server.load() below). Parallelism comes from
   // --threads (a model may split a batch over them); OpenBLAS's own threads, waiting on each
   // other on a busy machine, made a one-title forward pass cost 41 ms of CPU instead of 0.96
@@ -86,8 +85,8 @@ void setup_serve(CLI::App& app) {
       ->required();
   cmd->add_option("--host", o->host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", o->port, "Port (0 = any free port, logged)")->capture_default_str()->check(CLI::Range(0, 65535));
-  cmd->add_option("--threads", o->threads, "Threads for each model's forward pass (0 = all cores)")
-      ->capture_default_str()->check(CLI::Range(0, 4096));
+  add_thread_count_option(*cmd, "--threads", o->threads, "Threads for each model's forward pass (0 = all cores)",
+                          o->threads);
   cmd->add_option("--connections", o->connections, "Connections served at once (HTTP worker threads)")
       ->capture_default_str()->check(CLI::Range(1, 4096));
   cmd->add_option("--max-batch", o->max_batch, "Most titles in one forward pass")->capture_default_str()->check(CLI::Range(1, 65536));

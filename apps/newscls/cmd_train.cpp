@@ -4,8 +4,8 @@
 #include "commands.h"
 #include "common_options.h"
 #include "stage_table.h"
-#include "newscls/classifier.h"
-#include "newscls/workflow.h"
+#include "newscls/core/classifier.h"
+#include "newscls/workflow/workflow.h"
 
 namespace newscls::app {
 

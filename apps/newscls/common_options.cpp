@@ -5,7 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
+#include "newscls/core/parallel.h"
 
 namespace newscls::app {
 
@@ -87,8 +88,25 @@ void add_min_score_option(CLI::App& cmd, double& min_score, const std::string& h
   cmd.add_option("--min-score", min_score, help)->check(score);
 }
 
+// --threads is resolved here, once: 0 (given, or the default when the option is not given)
+// becomes the core count, so every layer below takes the count as given.
+CLI::Option* add_thread_count_option(CLI::App& cmd, const std::string& name, int& threads, const std::string& help,
+                                     int default_count) {
+  const CLI::Validator zero_is_all_cores(
+      [](std::string& s) {
+        if (s == "0") s = std::to_string(resolve_thread_count(0));
+        return std::string();
+      },
+      "");
+  return cmd.add_option(name, threads, help)
+      ->default_str(std::to_string(default_count))
+      ->check(CLI::Range(0, 4096))
+      ->transform(zero_is_all_cores)
+      ->force_callback();
+}
+
 void add_threads_option(CLI::App& cmd, int& threads) {
-  cmd.add_option("--threads", threads, "Worker threads (0 = all cores)")->capture_default_str()->check(CLI::Range(0, 4096));
+  add_thread_count_option(cmd, "--threads", threads, "Worker threads (0 = all cores)", 0);
 }
 
 namespace {

@@ -6,10 +6,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "newscls/workflow.h"
+#include "newscls/workflow/workflow.h"
 
-#include "newscls/classifier.h"
-#include "newscls/data_formats.h"
+#include "newscls/core/classifier.h"
+#include "newscls/core/record_reader.h"
 
 namespace newscls::app {
 
@@ -24,6 +24,11 @@ void add_format_options(CLI::App& cmd, FormatOptions& format);
 void add_data_files_options(CLI::App& cmd, DataFiles& files, CLI::Option* data);
 void add_seed_option(CLI::App& cmd, std::uint64_t& seed);
 void add_min_score_option(CLI::App& cmd, double& min_score, const std::string& help);
+// A thread count option resolved where it is parsed: `threads` gets default_count when the
+// option is not given, and the core count for 0 (resolve_thread_count), so it reaches the
+// library resolved.
+CLI::Option* add_thread_count_option(CLI::App& cmd, const std::string& name, int& threads, const std::string& help,
+                                     int default_count);
 void add_threads_option(CLI::App& cmd, int& threads);
 void add_skip_bad_lines_option(CLI::App& cmd, bool& skip);
 void add_model_dir_option(CLI::App& cmd, std::string& model_dir);

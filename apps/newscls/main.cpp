@@ -10,9 +10,9 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.h"
-#include "newscls/error.h"
-#include "newscls/exit_codes.h"
-#include "newscls/interrupt.h"
+#include "newscls/core/error.h"
+#include "newscls/core/exit_codes.h"
+#include "newscls/core/interrupt.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "newscls/request_stats.h"
+#include "newscls/core/request_stats.h"
 
 namespace newscls::app {
 

@@ -18,7 +18,7 @@
 
 #include <time.h>
 
-#include "newscls/bundle.h"
+#include "newscls/core/bundle.h"
 #include "workflow/plugin_loader.h"
 
 namespace {

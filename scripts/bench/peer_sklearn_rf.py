@@ -40,7 +40,7 @@ def read_split(path):
 
 
 def normalize_title(title):
-    """newscls's normalize_title (include/newscls/text.h)."""
+    """newscls's normalize_title (include/newscls/text/normalize.h)."""
     chars = []
     for c in title:
         code = ord(c)

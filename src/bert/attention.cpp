@@ -6,7 +6,7 @@
 
 #include "bert/batched_matmul.h"
 #include "bert/quantized_linear.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::bert {
 

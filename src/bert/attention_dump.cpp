@@ -8,7 +8,7 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/fmt/ranges.h>
 
-#include "newscls/atomic_file.h"
+#include "newscls/core/atomic_file.h"
 #include "report/svg.h"
 
 namespace newscls::bert {

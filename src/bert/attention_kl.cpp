@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::bert {
 

@@ -7,7 +7,7 @@
 
 #include "bert/onednn.h"
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::bert {
 namespace {

@@ -1,10 +1,10 @@
-// Factory entry points of the bert family (see include/newscls/classifier.h), and MLM
+// Factory entry points of the bert family (see include/newscls/core/classifier.h), and MLM
 // pretraining of an encoder bundle for `newscls pretrain`.
 //
 // An encoder bundle is a model bundle of family "bert-encoder" with payloads vocab.bin
 // (CharVocab) and encoder.bin (named tensors); `train --init DIR` fine-tunes from it.
 //
-//   PretrainRequest req{config, &train, &labels, seed, threads, "runs/bert-encoder"};  // newscls/family.h
+//   PretrainRequest req{config, &train, &labels, seed, threads, "runs/bert-encoder"};  // newscls/core/family.h
 //   nlohmann::json facts = pretrain_encoder_bundle(req);
 #pragma once
 
@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/classifier.h"
-#include "newscls/family.h"
+#include "newscls/core/classifier.h"
+#include "newscls/core/family.h"
 
 namespace newscls::bert {
 

@@ -20,13 +20,13 @@
 #include "bert/title_tokenizer.h"
 #include "bert/training.h"
 #include "bert/vocab.h"
-#include "newscls/atomic_file.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
-#include "newscls/parallel.h"
-#include "newscls/sha256.h"
-#include "newscls/stopwatch.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/core/parallel.h"
+#include "newscls/core/sha256.h"
+#include "newscls/core/stopwatch.h"
 
 namespace newscls::bert {
 namespace {

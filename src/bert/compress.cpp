@@ -1,6 +1,6 @@
 #include "bert/compress.h"
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::bert {
 

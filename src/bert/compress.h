@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/family.h"
+#include "newscls/core/family.h"
 
 namespace newscls::bert {
 
@@ -28,6 +28,9 @@ nlohmann::json compress_bundle(const CompressRequest& request);
 nlohmann::json quantize_bundle(const CompressRequest& request);
 // distill.cpp: a student bert learnt from the teachers' soft labels (and attention).
 nlohmann::json distill_bundle(const CompressRequest& request);
+// The teachers' weighting distill's settings ask for (--set teacher_weights: equal, auto or one
+// number per teacher); ConfigError naming teacher_weights when it is none of them.
+TeacherWeighting distill_teacher_weighting(const std::vector<std::string>& overrides, std::size_t teachers);
 // Its settings with "_doc" strings; an unknown --set key is refused naming it.
 nlohmann::json distill_defaults();
 // Head pruning (bert/prune.h): importance on dev, heads sliced away, optional recovery.

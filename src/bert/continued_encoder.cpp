@@ -4,8 +4,8 @@
 
 #include "bert/bert.h"
 #include "bert/tensor_io.h"
-#include "newscls/bundle.h"
-#include "newscls/error.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/error.h"
 
 namespace newscls::bert {
 namespace {

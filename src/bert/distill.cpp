@@ -1,6 +1,8 @@
 // `newscls compress --method distill`: a smaller student bert trained on the teachers' soft
 // labels (and optionally the --model-dir teacher's attention), with the teacher's tokenizer.
 #include <algorithm>
+#include <cmath>
+#include <exception>
 #include <optional>
 
 #include <spdlog/spdlog.h>
@@ -15,9 +17,9 @@
 #include "bert/tensor_io.h"
 #include "bert/title_tokenizer.h"
 #include "bert/training.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
-#include "newscls/stopwatch.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
+#include "newscls/core/stopwatch.h"
 
 namespace newscls::bert {
 namespace {
@@ -228,7 +230,54 @@ DistillSettings settings_of(const CompressRequest& r, nlohmann::json& used) {
   return parse_distill(used);
 }
 
+// The value of --set teacher_weights; "equal" when unset.
+std::string teacher_weights_setting(const std::vector<std::string>& overrides) {
+  std::string value = "equal";
+  const std::string key = "teacher_weights=";
+  for (const std::string& o : overrides) {
+    if (o.rfind(key, 0) == 0) value = o.substr(key.size());
+  }
+  return value;
+}
+
+std::vector<double> parse_teacher_weights(const std::string& value, std::size_t teachers) {
+  std::vector<double> w;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    const std::size_t comma = std::min(value.find(',', start), value.size());
+    const std::string number = value.substr(start, comma - start);
+    std::size_t used = 0;
+    try {
+      w.push_back(std::stod(number, &used));
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != number.size()) {  // "1x" is no number, though stod reads its "1"
+      throw ConfigError("teacher_weights", "expected equal, auto or one number per --teacher, got '" + value + "'");
+    }
+    start = comma + 1;
+  }
+  double sum = 0;
+  for (double x : w) sum += x;
+  const bool finite = std::all_of(w.begin(), w.end(), [](double x) { return std::isfinite(x); });
+  if (w.size() != teachers || !finite || sum <= 0 || *std::min_element(w.begin(), w.end()) < 0) {
+    throw ConfigError("teacher_weights", "needs " + std::to_string(teachers) + " non-negative numbers, not all 0");
+  }
+  for (double& x : w) x /= sum;
+  return w;
+}
+
 }  // namespace
+
+TeacherWeighting distill_teacher_weighting(const std::vector<std::string>& overrides, std::size_t teachers) {
+  TeacherWeighting weighting;
+  weighting.setting = teacher_weights_setting(overrides);
+  weighting.choose_on_dev = weighting.setting == "auto";
+  if (weighting.setting == "equal" || weighting.choose_on_dev) return weighting;
+  weighting.weights = parse_teacher_weights(weighting.setting, teachers);  // checked even for one teacher
+  if (teachers == 1) weighting.weights.clear();  // one teacher: its probabilities as they are
+  return weighting;
+}
 
 nlohmann::json distill_bundle(const CompressRequest& r) {
   if (r.train == nullptr || r.labels == nullptr) throw UsageError("distill: no training data");

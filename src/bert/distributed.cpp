@@ -25,9 +25,9 @@
 
 #include "bert/watchdog.h"
 #include "bert/optimiser.h"
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
-#include "newscls/stopwatch.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/core/stopwatch.h"
 
 namespace newscls::bert {
 namespace {

@@ -22,7 +22,7 @@
 #include <torch/torch.h>
 
 #include "bert/tensor_io.h"
-#include "newscls/classifier.h"
+#include "newscls/core/classifier.h"
 
 namespace newscls::bert {
 

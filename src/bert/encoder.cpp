@@ -5,7 +5,7 @@
 
 #include "bert/quantized_linear.h"
 #include "bert/vocab.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::bert {
 namespace {

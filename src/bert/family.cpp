@@ -2,7 +2,7 @@
 #include "bert/bert.h"
 #include "bert/compress.h"
 #include "bert/settings.h"
-#include "newscls/family.h"
+#include "newscls/core/family.h"
 
 namespace newscls::bert {
 namespace {
@@ -29,6 +29,10 @@ class BertFamily final : public Family {
   }
   std::vector<std::string> compress_methods() const override { return compress_method_names(); }
   nlohmann::json compress(const CompressRequest& request) const override { return compress_bundle(request); }
+  bool compress_method_takes_teachers(const std::string& method) const override { return method == "distill"; }
+  TeacherWeighting teacher_weighting(const std::vector<std::string>& overrides, std::size_t teachers) const override {
+    return distill_teacher_weighting(overrides, teachers);
+  }
   std::string without_classes(const Bundle& bundle) const override {
     if (parse_options(bundle.manifest().config).classifier) return {};
     const nlohmann::json& facts = bundle.manifest().training;

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "newscls/splitmix.h"
+#include "newscls/core/splitmix.h"
 
 namespace newscls::bert {
 

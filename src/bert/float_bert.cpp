@@ -5,8 +5,8 @@
 #include "bert/bert.h"
 #include "bert/quantize.h"
 #include "bert/tensor_io.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
 
 namespace newscls::bert {
 

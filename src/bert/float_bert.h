@@ -17,7 +17,7 @@
 #include "bert/fast_dropout.h"
 #include "bert/settings.h"
 #include "bert/title_tokenizer.h"
-#include "newscls/bundle.h"
+#include "newscls/core/bundle.h"
 
 namespace newscls::bert {
 

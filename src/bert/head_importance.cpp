@@ -5,7 +5,7 @@
 #include "bert/batching.h"
 #include "bert/prune.h"
 #include "bert/tensor_io.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::bert {
 

@@ -4,8 +4,8 @@
 #include <map>
 
 #include "bert/tensor_io.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
 
 namespace newscls::bert {
 namespace {

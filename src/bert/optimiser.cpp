@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "bert/tensor_io.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::bert {
 namespace {

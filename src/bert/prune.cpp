@@ -15,11 +15,11 @@
 #include "bert/settings.h"
 #include "bert/tensor_io.h"
 #include "bert/title_tokenizer.h"
-#include "newscls/atomic_file.h"
-#include "newscls/bundle.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
-#include "newscls/stopwatch.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
+#include "newscls/core/stopwatch.h"
 
 namespace newscls::bert {
 

@@ -21,7 +21,7 @@
 
 #include "bert/encoder.h"
 #include "bert/training.h"
-#include "newscls/family.h"
+#include "newscls/core/family.h"
 
 namespace newscls::bert {
 

@@ -11,9 +11,9 @@
 #include "bert/tensor_io.h"
 #include "bert/title_tokenizer.h"
 #include "bert/training.h"
-#include "newscls/binary_io.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
+#include "newscls/core/binary_io.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
 
 namespace newscls::bert {
 namespace {

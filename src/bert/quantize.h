@@ -19,8 +19,8 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include "newscls/bundle.h"
-#include "newscls/family.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/family.h"
 
 namespace newscls::bert {
 

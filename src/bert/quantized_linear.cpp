@@ -3,7 +3,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include "bert/int8_gemm.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::bert {
 namespace {

@@ -1,7 +1,7 @@
 #include "bert/settings.h"
 
-#include "newscls/config.h"
-#include "newscls/error.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
 
 namespace newscls::bert {
 

@@ -2,8 +2,8 @@
 
 #include <cstdint>
 
-#include "newscls/binary_io.h"
-#include "newscls/error.h"
+#include "newscls/core/binary_io.h"
+#include "newscls/core/error.h"
 
 namespace newscls::bert {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/atomic_file.h"
-#include "newscls/error.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/error.h"
 
 namespace newscls::bert {
 namespace {

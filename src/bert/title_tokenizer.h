@@ -16,7 +16,7 @@
 
 #include "bert/vocab.h"
 #include "hf/wordpiece.h"
-#include "newscls/bundle.h"
+#include "newscls/core/bundle.h"
 
 namespace newscls::bert {
 

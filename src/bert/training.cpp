@@ -13,13 +13,13 @@
 #include "bert/optimiser.h"
 #include "bert/tensor_io.h"
 #include "bert/vocab.h"
-#include "newscls/atomic_file.h"
-#include "newscls/binary_io.h"
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
-#include "newscls/metrics.h"
-#include "newscls/progress.h"
-#include "newscls/stopwatch.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/binary_io.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/core/metrics.h"
+#include "newscls/core/progress.h"
+#include "newscls/core/stopwatch.h"
 
 namespace newscls::bert {
 namespace {

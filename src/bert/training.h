@@ -21,8 +21,8 @@
 #include "bert/encoder.h"
 #include "bert/settings.h"
 #include "bert/vocab.h"
-#include "newscls/data.h"
-#include "newscls/stopwatch.h"
+#include "newscls/core/data.h"
+#include "newscls/core/stopwatch.h"
 
 namespace newscls::bert {
 

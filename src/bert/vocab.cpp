@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <utility>
 
-#include "newscls/binary_io.h"
-#include "newscls/error.h"
-#include "newscls/text.h"
-#include "newscls/utf8.h"
+#include "newscls/core/binary_io.h"
+#include "newscls/core/error.h"
+#include "newscls/text/normalize.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls::bert {
 namespace {

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "newscls/exit_codes.h"
-#include "newscls/interrupt.h"
+#include "newscls/core/exit_codes.h"
+#include "newscls/core/interrupt.h"
 
 namespace newscls::bert {
 namespace {

@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/classifier.h"
-#include "newscls/family.h"
+#include "newscls/core/classifier.h"
+#include "newscls/core/family.h"
 
 namespace newscls::cascade {
 

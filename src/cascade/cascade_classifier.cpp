@@ -6,13 +6,12 @@
 #include <spdlog/spdlog.h>
 
 #include "cascade/cascade.h"
-#include "newscls/atomic_file.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
-#include "newscls/registry.h"
-#include "newscls/request_stats.h"
-#include "newscls/sha256.h"
-#include "workflow/calibration.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/classifier_loader.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
+#include "newscls/core/request_stats.h"
+#include "newscls/core/sha256.h"
 
 namespace fs = std::filesystem;
 
@@ -170,9 +169,9 @@ void CascadeClassifier::open_members(const std::vector<std::string>& dirs, const
     }
     Member m{dir, bundle.manifest().family, bundle.manifest().training.contains(kCalibrationFact), nullptr, {}};
     if (in_background && !members_.empty()) {
-      m.loading = std::async(std::launch::async, [b = std::move(bundle)] { return load_classifier(b); });
+      m.loading = std::async(std::launch::async, [b = std::move(bundle)] { return load_member_classifier(b); });
     } else {
-      m.model = load_classifier(bundle);
+      m.model = load_member_classifier(bundle);
     }
     members_.push_back(std::move(m));
   }

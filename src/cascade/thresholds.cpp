@@ -3,7 +3,7 @@
 #include <set>
 
 #include "cascade/cascade.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::cascade {
 namespace {

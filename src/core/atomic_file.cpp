@@ -1,4 +1,4 @@
-#include "newscls/atomic_file.h"
+#include "newscls/core/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,8 +13,8 @@
 #include <memory>
 #include <sstream>
 
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
 
 namespace newscls {
 namespace {

@@ -1,12 +1,12 @@
-#include "newscls/binary_io.h"
+#include "newscls/core/binary_io.h"
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 
-#include "newscls/atomic_file.h"
-#include "newscls/error.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/error.h"
 
 namespace newscls {
 namespace {

@@ -1,4 +1,4 @@
-#include "newscls/bundle.h"
+#include "newscls/core/bundle.h"
 
 #include <unistd.h>
 
@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <map>
 
-#include "newscls/atomic_file.h"
-#include "newscls/bundle_files.h"
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
-#include "newscls/sha256.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/bundle_files.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/core/sha256.h"
 
 namespace fs = std::filesystem;
 

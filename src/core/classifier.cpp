@@ -1,9 +1,9 @@
-#include "newscls/classifier.h"
+#include "newscls/core/classifier.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls {
 

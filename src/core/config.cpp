@@ -1,13 +1,13 @@
-#include "newscls/config.h"
+#include "newscls/core/config.h"
 
 #include <cmath>
 #include <filesystem>
 #include <string>
 
-#include "newscls/atomic_file.h"
-#include "newscls/error.h"
-#include "newscls/json_parse.h"
-#include "newscls/sha256.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/error.h"
+#include "newscls/core/json_parse.h"
+#include "newscls/core/sha256.h"
 
 namespace newscls {
 namespace {

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "core/record_source.h"
-#include "newscls/error.h"
-#include "newscls/utf8.h"
+#include "newscls/core/error.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls {
 namespace {

@@ -1,4 +1,4 @@
-#include "newscls/data.h"
+#include "newscls/core/data.h"
 
 #include <sys/stat.h>
 
@@ -11,10 +11,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
-#include "newscls/sha256.h"
-#include "newscls/utf8.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/core/sha256.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls {
 namespace {

@@ -1,4 +1,4 @@
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls {
 namespace {

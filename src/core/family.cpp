@@ -1,6 +1,6 @@
-#include "newscls/family.h"
+#include "newscls/core/family.h"
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls {
 

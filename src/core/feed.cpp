@@ -1,4 +1,4 @@
-#include "newscls/feed.h"
+#include "newscls/core/feed.h"
 
 #include <functional>
 #include <string_view>
@@ -6,11 +6,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/data.h"
-#include "newscls/error.h"
-#include "newscls/sha256.h"
-#include "newscls/splitmix.h"
-#include "newscls/utf8.h"
+#include "newscls/core/data.h"
+#include "newscls/core/error.h"
+#include "newscls/core/sha256.h"
+#include "newscls/core/splitmix.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls {
 namespace {

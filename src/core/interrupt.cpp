@@ -1,8 +1,8 @@
-#include "newscls/interrupt.h"
+#include "newscls/core/interrupt.h"
 
 #include <csignal>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls {
 namespace {

@@ -1,4 +1,4 @@
-#include "newscls/json_parse.h"
+#include "newscls/core/json_parse.h"
 
 #include <set>
 #include <vector>

@@ -5,9 +5,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/data_formats.h"
-#include "newscls/error.h"
-#include "newscls/utf8.h"
+#include "newscls/core/record_reader.h"
+#include "newscls/core/error.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls {
 namespace {

@@ -4,9 +4,9 @@
 #include <string>
 
 #include "core/record_source.h"
-#include "newscls/error.h"
-#include "newscls/json_parse.h"
-#include "newscls/utf8.h"
+#include "newscls/core/error.h"
+#include "newscls/core/json_parse.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls {
 namespace {

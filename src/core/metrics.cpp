@@ -1,12 +1,12 @@
-#include "newscls/metrics.h"
+#include "newscls/core/metrics.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
-#include "newscls/error.h"
-#include "newscls/utf8.h"
+#include "newscls/core/error.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls {
 namespace {

@@ -1,11 +1,14 @@
-#include "newscls/parallel.h"
+#include "newscls/core/parallel.h"
 
 #include <algorithm>
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include "newscls/core/error.h"
 
 namespace newscls {
 namespace {
@@ -59,6 +62,11 @@ void parallel_for(std::size_t n, int threads, const std::function<void(std::size
 
 int resolve_thread_count(int requested) {
   return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+int given_thread_count(int threads) {
+  if (threads < 1) throw UsageError("thread count " + std::to_string(threads) + ": resolve --threads (resolve_thread_count) first");
+  return threads;
 }
 
 void parallel_tasks(std::size_t count, int threads, const std::function<void(std::size_t, int)>& task) {

@@ -1,4 +1,4 @@
-#include "newscls/progress.h"
+#include "newscls/core/progress.h"
 
 #include <unistd.h>
 

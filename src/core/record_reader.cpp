@@ -6,9 +6,9 @@
 #include <cstring>
 
 #include "core/record_source.h"
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
-#include "newscls/utf8.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls {
 namespace {

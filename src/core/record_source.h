@@ -1,4 +1,4 @@
-// The parts of RecordReader (newscls/data_formats.h): a byte input that strips a BOM and
+// The parts of RecordReader (newscls/core/record_reader.h): a byte input that strips a BOM and
 // counts lines, and one record source per format.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "newscls/data_formats.h"
+#include "newscls/core/record_reader.h"
 
 namespace newscls {
 

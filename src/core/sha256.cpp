@@ -1,7 +1,7 @@
 // SHA-256 by OpenSSL's libcrypto: it uses the CPU's SHA extensions where there are any, and
 // every bundle load hashes its payloads (a bert bundle's 42 MB took 0.21 s with the portable
 // loop this replaced, 0.04 s here).
-#include "newscls/sha256.h"
+#include "newscls/core/sha256.h"
 
 #include <openssl/evp.h>
 
@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls {
 namespace {

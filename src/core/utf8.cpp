@@ -1,4 +1,4 @@
-#include "newscls/utf8.h"
+#include "newscls/core/utf8.h"
 
 #include <utf8proc.h>
 

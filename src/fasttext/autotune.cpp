@@ -8,7 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fasttext/fit.h"
-#include "newscls/interrupt.h"
+#include "newscls/core/interrupt.h"
 
 namespace newscls::fasttext {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::fasttext {
 namespace {

@@ -1,5 +1,5 @@
 // The fasttext family as the registry sees it.
-#include "newscls/family.h"
+#include "newscls/core/family.h"
 #include "fasttext/fasttext.h"
 
 namespace newscls::fasttext {

@@ -11,10 +11,10 @@
 #include "fasttext/fit.h"
 #include "fasttext/quantize.h"
 #include "fasttext/settings.h"
-#include "newscls/error.h"
-#include "newscls/parallel.h"
-#include "newscls/stopwatch.h"
-#include "newscls/text.h"
+#include "newscls/core/error.h"
+#include "newscls/core/parallel.h"
+#include "newscls/core/stopwatch.h"
+#include "newscls/text/normalize.h"
 
 namespace newscls::fasttext {
 namespace {
@@ -59,16 +59,13 @@ class FastTextClassifier : public Classifier {
 
   void configure(const nlohmann::json& config) override {
     settings_ = parse_settings(config);
-    if (settings_.threads > 0) threads_ = settings_.threads;
   }
   nlohmann::json config() const override { return to_json(settings_); }
 
   nlohmann::json train(const TrainContext& ctx) override;
   std::vector<Prediction> predict_batch(const std::vector<std::string>& titles) override;
   std::size_t preferred_batch_size() const override { return 8192; }
-  void set_threads(int threads) override {
-    if (settings_.threads == 0) threads_ = std::max(1, threads);
-  }
+  void set_threads(int threads) override { threads_ = run_threads(settings_, threads); }
 
   void save(BundleWriter& bundle) const override {
     if (!engine_) throw UsageError("fasttext: nothing to save, the model is not trained");
@@ -82,9 +79,9 @@ class FastTextClassifier : public Classifier {
   }
 
  private:
-  int train_threads(const TrainContext& ctx) const {
-    return settings_.threads > 0 ? settings_.threads : std::max(1, ctx.threads);
-  }
+  // Training gets set_threads(ctx.threads) first (the workflow), which warns of a config key
+  // that disagrees; a caller that trains without it gets ctx.threads alone, as documented.
+  static int train_threads(const TrainContext& ctx) { return std::max(1, ctx.threads); }
 
   Settings settings_ = parse_settings(settings_defaults());
   int threads_ = 1;

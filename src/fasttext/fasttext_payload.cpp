@@ -4,8 +4,8 @@
 #include <stdexcept>
 
 #include "fasttext/engine.h"
-#include "newscls/binary_io.h"
-#include "newscls/error.h"
+#include "newscls/core/binary_io.h"
+#include "newscls/core/error.h"
 
 namespace newscls::fasttext {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "newscls/utf8.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls::fasttext {
 namespace {

@@ -6,8 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include "fasttext/trainer.h"
-#include "newscls/parallel.h"
-#include "newscls/stopwatch.h"
+#include "newscls/core/parallel.h"
+#include "newscls/core/stopwatch.h"
 
 namespace newscls::fasttext {
 namespace {

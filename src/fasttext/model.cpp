@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "newscls/error.h"
-#include "newscls/splitmix.h"
+#include "newscls/core/error.h"
+#include "newscls/core/splitmix.h"
 
 namespace newscls::fasttext {
 namespace {

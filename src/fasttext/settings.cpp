@@ -1,9 +1,21 @@
 #include "fasttext/settings.h"
 
-#include "newscls/config.h"
-#include "newscls/error.h"
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
 
 namespace newscls::fasttext {
+
+int run_threads(const Settings& s, int flag_threads) {
+  if (s.threads != 0 && s.threads != flag_threads) {
+    spdlog::warn("fasttext: the config key threads={} is ignored: --threads sets the threads ({} here)", s.threads,
+                 flag_threads);
+  }
+  return std::max(1, flag_threads);
+}
 
 std::string pooling_name(Pooling pooling) { return pooling == Pooling::kMean ? "mean" : "l2"; }
 

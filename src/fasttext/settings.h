@@ -30,7 +30,7 @@ struct Settings {
   double label_smoothing = 0.0;
   bool fold_punctuation = false;  // normalize_title(title, true); bundles without the key: false
   int ensemble = 1;
-  int threads = 0;               // 0 = the --threads of the run
+  int threads = 0;               // ignored: --threads wins (see run_threads); kept so bundles load
   bool autotune = false;
   double autotune_seconds = 120;
   bool quantize = false;
@@ -40,6 +40,11 @@ struct Settings {
 nlohmann::json settings_defaults();
 Settings parse_settings(const nlohmann::json& config);
 nlohmann::json to_json(const Settings& s);
+
+// The threads a fasttext model trains and predicts with: --threads (flag_threads, resolved),
+// always. The config key `threads` only remains because bundles written before carry it in
+// their manifest; a value other than 0 that disagrees with the flag is ignored with a warning.
+int run_threads(const Settings& s, int flag_threads);
 
 std::string pooling_name(Pooling pooling);
 Pooling parse_pooling(const std::string& name);

@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
-#include "newscls/interrupt.h"
-#include "newscls/stopwatch.h"
-#include "newscls/progress.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/core/stopwatch.h"
+#include "newscls/core/progress.h"
 
 namespace newscls::fasttext {
 namespace {

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hf/json_fields.h"
-#include "newscls/utf8.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls::hf {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "newscls/utf8.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls::hf {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <set>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::hf {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::hf {
 namespace {

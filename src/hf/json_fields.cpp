@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::hf {
 

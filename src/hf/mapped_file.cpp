@@ -9,7 +9,7 @@
 #include <cstring>
 #include <utility>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::hf {
 

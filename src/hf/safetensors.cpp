@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::hf {
 namespace {

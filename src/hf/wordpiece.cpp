@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "hf/json_fields.h"
-#include "newscls/error.h"
-#include "newscls/utf8.h"
+#include "newscls/core/error.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls::hf {
 namespace {

@@ -9,7 +9,7 @@
 #include <curl/curl.h>
 
 #include "llm/settings.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::llm {
 namespace {

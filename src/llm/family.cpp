@@ -2,7 +2,7 @@
 // (or the server needs none).
 #include "llm/api_key.h"
 #include "llm/llm.h"
-#include "newscls/family.h"
+#include "newscls/core/family.h"
 
 namespace newscls::llm {
 namespace {

@@ -11,8 +11,8 @@
 #include <curl/curl.h>
 #include <spdlog/spdlog.h>
 
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
 
 namespace newscls::llm {
 namespace {

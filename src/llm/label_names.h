@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "newscls/data.h"
+#include "newscls/core/data.h"
 
 namespace newscls::llm {
 

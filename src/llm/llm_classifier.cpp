@@ -11,9 +11,9 @@
 #include "llm/api_key.h"
 #include "llm/llm.h"
 #include "llm/reply_parser.h"
-#include "newscls/atomic_file.h"
-#include "newscls/data.h"
-#include "newscls/error.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/data.h"
+#include "newscls/core/error.h"
 
 namespace newscls::llm {
 namespace {

@@ -23,7 +23,7 @@
 #include "llm/prompt.h"
 #include "llm/response_cache.h"
 #include "llm/run_stats.h"
-#include "newscls/classifier.h"
+#include "newscls/core/classifier.h"
 
 namespace newscls::llm {
 

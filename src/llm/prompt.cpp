@@ -3,7 +3,7 @@
 #include <random>
 #include <utility>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::llm {
 namespace {

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llm/label_names.h"
-#include "newscls/data.h"
+#include "newscls/core/data.h"
 
 namespace newscls::llm {
 

@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/metrics.h"
-#include "newscls/text.h"
-#include "newscls/utf8.h"
+#include "newscls/core/metrics.h"
+#include "newscls/text/normalize.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls::llm {
 namespace {

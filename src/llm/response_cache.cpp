@@ -7,9 +7,9 @@
 #include <spdlog/fmt/fmt.h>
 #include <sqlite3.h>
 
-#include "newscls/atomic_file.h"
-#include "newscls/error.h"
-#include "newscls/sha256.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/error.h"
+#include "newscls/core/sha256.h"
 
 namespace newscls::llm {
 namespace {

@@ -19,7 +19,7 @@
 #include <string>
 
 #include "llm/chat_api.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 struct sqlite3;
 struct sqlite3_stmt;

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::llm {
 

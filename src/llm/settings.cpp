@@ -1,8 +1,8 @@
 #include "llm/settings.h"
 
 #include "llm/api_key.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
 
 namespace newscls::llm {
 namespace {

@@ -1,4 +1,4 @@
-#include "newscls/pipeline.h"
+#include "newscls/pipeline/pipeline.h"
 
 #include <algorithm>
 #include <ctime>
@@ -11,17 +11,17 @@
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "newscls/adapt.h"
-#include "newscls/atomic_file.h"
-#include "newscls/bundle.h"
-#include "newscls/bundle_files.h"
-#include "newscls/compress_workflow.h"
-#include "newscls/config.h"
-#include "newscls/registry.h"
-#include "newscls/sha256.h"
-#include "newscls/stopwatch.h"
-#include "newscls/error.h"
-#include "newscls/workflow.h"
+#include "newscls/workflow/adapt_workflow.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/bundle_files.h"
+#include "newscls/workflow/compress_workflow.h"
+#include "newscls/core/config.h"
+#include "newscls/workflow/registry.h"
+#include "newscls/core/sha256.h"
+#include "newscls/core/stopwatch.h"
+#include "newscls/core/error.h"
+#include "newscls/workflow/workflow.h"
 #include "pipeline/report.h"
 #include "workflow/calibration.h"
 #include "workflow/splits.h"

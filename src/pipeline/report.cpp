@@ -8,9 +8,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/atomic_file.h"
-#include "newscls/registry.h"
-#include "newscls/workflow.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/workflow/registry.h"
+#include "newscls/workflow/workflow.h"
 #include "pipeline/stage_facts.h"
 #include "report/svg.h"
 

@@ -2,7 +2,7 @@
 // (inline SVG figures, no network) in the run folder.
 #pragma once
 
-#include "newscls/pipeline.h"
+#include "newscls/pipeline/pipeline.h"
 
 namespace newscls {
 

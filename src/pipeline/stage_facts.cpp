@@ -4,10 +4,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "newscls/atomic_file.h"
-#include "newscls/bundle.h"
-#include "newscls/bundle_files.h"
-#include "newscls/error.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/bundle_files.h"
+#include "newscls/core/error.h"
 
 namespace fs = std::filesystem;
 

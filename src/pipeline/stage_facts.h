@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/pipeline.h"
+#include "newscls/pipeline/pipeline.h"
 
 namespace newscls {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string_view>
 
-#include "newscls/utf8.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls::report {
 namespace {

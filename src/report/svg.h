@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "newscls/metrics.h"
+#include "newscls/core/metrics.h"
 
 namespace newscls::report {
 

@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/json_parse.h"
-#include "newscls/predict_output.h"
-#include "newscls/utf8.h"
+#include "newscls/core/json_parse.h"
+#include "newscls/workflow/predict_output.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls::serve {
 namespace {

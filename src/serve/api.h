@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "newscls/classifier.h"
+#include "newscls/core/classifier.h"
 
 namespace newscls::serve {
 

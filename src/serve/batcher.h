@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "newscls/classifier.h"
+#include "newscls/core/classifier.h"
 
 namespace newscls::serve {
 

@@ -3,10 +3,10 @@
 #include <filesystem>
 #include <map>
 
-#include "newscls/bundle.h"
-#include "newscls/error.h"
-#include "newscls/predict_output.h"
-#include "newscls/request_stats.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/error.h"
+#include "newscls/workflow/predict_output.h"
+#include "newscls/core/request_stats.h"
 #include "serve/api.h"
 
 namespace newscls::serve {

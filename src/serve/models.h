@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/registry.h"
+#include "newscls/workflow/registry.h"
 #include "serve/batcher.h"
 #include "serve/metrics.h"
 

@@ -15,7 +15,8 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
+#include "newscls/core/parallel.h"
 #include "serve/api.h"
 #include "serve/guarded_server.h"
 
@@ -138,7 +139,7 @@ struct Server::Impl {
   std::shared_ptr<const ModelSet> build_models() {
     ModelSettings settings;
     settings.batch = {options.max_batch, std::chrono::milliseconds(options.max_wait_ms), options.queue};
-    settings.threads = options.threads;
+    settings.threads = given_thread_count(options.threads);
     return std::make_shared<const ModelSet>(load_model_set(options.model_dirs, settings, loader, &metrics));
   }
 

@@ -30,7 +30,7 @@ struct ServeOptions {
   std::vector<std::string> model_dirs;
   std::string host = "127.0.0.1";
   int port = 8080;                        // 0: any free port (start() returns it)
-  int threads = 1;                        // for each model's forward pass
+  int threads = 1;                        // for each model's forward pass; resolved (>= 1)
   int connections = 64;                   // connections served at once (HTTP worker threads)
   std::size_t max_batch = 64;             // titles per forward pass
   int max_wait_ms = 5;                    // how long a request may wait for a batch to fill

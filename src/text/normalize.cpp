@@ -1,8 +1,8 @@
-#include "newscls/text.h"
+#include "newscls/text/normalize.h"
 
 #include <utf8proc.h>
 
-#include "newscls/utf8.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 #include "text/spm_backend.h"
 
 namespace newscls {

@@ -1,8 +1,8 @@
-#include "newscls/tokenizer.h"
+#include "newscls/text/tokenizer.h"
 
 #include <unordered_map>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 #include "text/spm_backend.h"
 
 namespace newscls {

@@ -1,5 +1,5 @@
 // The tfidf-rf family as the registry sees it.
-#include "newscls/family.h"
+#include "newscls/core/family.h"
 #include "tfidf_rf/tfidf_rf.h"
 
 namespace newscls::tfidf_rf {

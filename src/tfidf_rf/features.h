@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "newscls/tokenizer.h"
+#include "newscls/text/tokenizer.h"
 
 namespace newscls::tfidf_rf {
 

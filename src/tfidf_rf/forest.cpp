@@ -5,10 +5,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
-#include "newscls/parallel.h"
-#include "newscls/splitmix.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/core/parallel.h"
+#include "newscls/core/splitmix.h"
 #include "tfidf_rf/forest_layout.h"
 #include "tfidf_rf/tree_builder.h"
 

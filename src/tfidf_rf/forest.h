@@ -31,7 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/binary_io.h"
+#include "newscls/core/binary_io.h"
 #include "tfidf_rf/sparse.h"
 
 namespace newscls::tfidf_rf {

@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 #include "tfidf_rf/forest.h"
 #include "tfidf_rf/forest_layout.h"
 #include "tfidf_rf/payloads.h"

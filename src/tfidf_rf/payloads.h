@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "newscls/tokenizer.h"
+#include "newscls/text/tokenizer.h"
 #include "tfidf_rf/forest.h"
 #include "tfidf_rf/settings.h"
 #include "tfidf_rf/tfidf.h"

@@ -4,8 +4,8 @@
 #include <cctype>
 #include <cmath>
 
-#include "newscls/config.h"
-#include "newscls/error.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
 #include "tfidf_rf/tfidf_rf.h"
 
 namespace newscls::tfidf_rf {

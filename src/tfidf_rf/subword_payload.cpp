@@ -1,4 +1,4 @@
-#include "newscls/binary_io.h"
+#include "newscls/core/binary_io.h"
 #include "tfidf_rf/payloads.h"
 
 namespace newscls::tfidf_rf {

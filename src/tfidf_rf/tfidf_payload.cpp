@@ -1,7 +1,7 @@
 #include <cmath>
 
-#include "newscls/binary_io.h"
-#include "newscls/error.h"
+#include "newscls/core/binary_io.h"
+#include "newscls/core/error.h"
 #include "tfidf_rf/payloads.h"
 
 namespace newscls::tfidf_rf {

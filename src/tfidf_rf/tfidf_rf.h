@@ -1,11 +1,11 @@
-// Factory entry points of the tfidf-rf family (see include/newscls/classifier.h).
+// Factory entry points of the tfidf-rf family (see include/newscls/core/classifier.h).
 #pragma once
 
 #include <memory>
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/classifier.h"
+#include "newscls/core/classifier.h"
 
 namespace newscls::tfidf_rf {
 

@@ -10,13 +10,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/config.h"
-#include "newscls/error.h"
-#include "newscls/parallel.h"
-#include "newscls/progress.h"
-#include "newscls/text.h"
-#include "newscls/tokenizer.h"
-#include "newscls/stopwatch.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
+#include "newscls/core/parallel.h"
+#include "newscls/core/progress.h"
+#include "newscls/text/normalize.h"
+#include "newscls/text/tokenizer.h"
+#include "newscls/core/stopwatch.h"
 #include "tfidf_rf/features.h"
 #include "tfidf_rf/forest.h"
 #include "tfidf_rf/payloads.h"

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "newscls/splitmix.h"
+#include "newscls/core/splitmix.h"
 #include "tfidf_rf/forest.h"
 #include "tfidf_rf/forest_layout.h"
 

@@ -1,5 +1,5 @@
-// `newscls adapt`: a trained bundle adapted to a reader's feed (newscls/adapt.h).
-#include "newscls/adapt.h"
+// `newscls adapt`: a trained bundle adapted to a reader's feed (newscls/workflow/adapt_workflow.h).
+#include "newscls/workflow/adapt_workflow.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,11 +8,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/bundle.h"
-#include "newscls/error.h"
-#include "newscls/parallel.h"
-#include "newscls/registry.h"
-#include "newscls/stopwatch.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/error.h"
+#include "newscls/core/parallel.h"
+#include "newscls/workflow/registry.h"
+#include "newscls/core/stopwatch.h"
 #include "workflow/self_training.h"
 #include "workflow/self_training_rounds.h"
 
@@ -132,7 +132,7 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   if (splits.labels.names != manifest.labels) {
     throw DataError(splits.source, 0, "class list differs from the labels of " + request.model_dir);
   }
-  const int threads = resolve_thread_count(request.threads);
+  const int threads = given_thread_count(request.threads);
   FeedTraining feed;
   feed.feed = read_training_feed(request.unlabeled, request.self_training, request.seed, request.skip_bad_lines);
   if (family.pretrains() && request.self_training.pretrain) {

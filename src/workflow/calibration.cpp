@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "newscls/config.h"
-#include "newscls/error.h"
-#include "newscls/registry.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
+#include "newscls/workflow/registry.h"
 
 namespace newscls {
 namespace {

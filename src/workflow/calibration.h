@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/bundle.h"
-#include "newscls/classifier.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/classifier.h"
 
 namespace newscls {
 
@@ -33,13 +33,10 @@ Temperature fit_temperature(const std::vector<int>& truth, const std::vector<std
 double temperature_nll(const std::vector<int>& truth, const std::vector<std::vector<float>>& probs,
                        const Temperature& t);
 
-// The manifest's training facts key, and the workflow-level --set key that turns fitting off.
-constexpr const char* kCalibrationFact = "calibration";
 constexpr double kMaxTemperature = 100;  // a stored temperature above this is refused
+// The workflow-level --set key that turns fitting off (the facts key, kCalibrationFact, is in
+// newscls/core/bundle.h).
 constexpr const char* kCalibrateKey = "calibrate";
-// In a cascade's training facts: the stage names of members with no calibration (an LLM's
-// is skipped by default), whose scores the cascade uses as they are.
-constexpr const char* kUncalibratedMembersKey = "uncalibrated_members";
 // The config train was asked for, in the training facts when the family stored another.
 constexpr const char* kRequestedConfigKey = "requested_config";
 

@@ -1,4 +1,4 @@
-#include "newscls/compress_workflow.h"
+#include "newscls/workflow/compress_workflow.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,14 +10,14 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/atomic_file.h"
-#include "newscls/bundle.h"
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
-#include "newscls/parallel.h"
-#include "newscls/registry.h"
-#include "newscls/stopwatch.h"
-#include "newscls/workflow.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/core/parallel.h"
+#include "newscls/workflow/registry.h"
+#include "newscls/core/stopwatch.h"
+#include "newscls/workflow/workflow.h"
 #include "workflow/splits.h"
 #include "workflow/staging_folder.h"
 
@@ -25,8 +25,6 @@ namespace newscls {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr const char* kDistillMethod = "distill";  // the method that learns from --teacher bundles
 
 using ProbRows = std::vector<std::vector<float>>;
 
@@ -70,33 +68,6 @@ void simplex_grid(std::size_t n, int parts, std::vector<int>& prefix, std::vecto
     simplex_grid(n, parts, prefix, out);
     prefix.pop_back();
   }
-}
-
-std::vector<double> parse_teacher_weights(const std::string& value, std::size_t teachers) {
-  std::vector<double> w;
-  std::size_t start = 0;
-  while (start <= value.size()) {
-    const std::size_t comma = std::min(value.find(',', start), value.size());
-    const std::string number = value.substr(start, comma - start);
-    std::size_t used = 0;
-    try {
-      w.push_back(std::stod(number, &used));
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != number.size()) {  // "1x" is no number, though stod reads its "1"
-      throw ConfigError("teacher_weights", "expected equal, auto or one number per --teacher, got '" + value + "'");
-    }
-    start = comma + 1;
-  }
-  double sum = 0;
-  for (double x : w) sum += x;
-  const bool finite = std::all_of(w.begin(), w.end(), [](double x) { return std::isfinite(x); });
-  if (w.size() != teachers || !finite || sum <= 0 || *std::min_element(w.begin(), w.end()) < 0) {
-    throw ConfigError("teacher_weights", "needs " + std::to_string(teachers) + " non-negative numbers, not all 0");
-  }
-  for (double& x : w) x /= sum;
-  return w;
 }
 
 double weighted_accuracy(const std::vector<ProbRows>& probs, const std::vector<double>& w, const std::vector<int>& gold) {
@@ -281,26 +252,14 @@ nlohmann::json calibrate_and_evaluate(const CompressOptions& o, int threads) {
           {"test", {{"accuracy", on_test.accuracy}, {"macro_f1", on_test.macro_f1}}}};
 }
 
-// The value of --set teacher_weights (equal, auto or a list), read here because only the
-// workflow loads the teachers; "equal" when unset.
-std::string teacher_weights_setting(const std::vector<std::string>& overrides) {
-  std::string value = "equal";
-  const std::string key = "teacher_weights=";
-  for (const std::string& o : overrides) {
-    if (o.rfind(key, 0) == 0) value = o.substr(key.size());
-  }
-  return value;
-}
-
-// Weights of the teachers' average: equal, given, or (auto) the simplex grid point of step
-// 0.05 with the best dev accuracy. Facts about the choice go to `facts`.
-std::vector<double> teacher_weights(const CompressOptions& o, const std::vector<std::string>& teachers,
+// Weights of the teachers' average as the family reads the method's settings: equal, given,
+// or chosen here (the simplex grid point of step 0.05 with the best dev accuracy), as only the
+// workflow loads the teachers. Facts about the choice go to `facts`.
+std::vector<double> teacher_weights(const Family& family, const CompressOptions& o, const std::vector<std::string>& teachers,
                                     const Splits& s, int threads, nlohmann::json& facts) {
-  const std::string setting = teacher_weights_setting(o.overrides);
-  facts = {{"dirs", teachers}, {"teacher_weights", setting}};
-  if (setting != "equal" && setting != "auto" && teachers.size() == 1) parse_teacher_weights(setting, 1);  // checked
-  if (setting == "equal" || teachers.size() == 1) return {};
-  if (setting != "auto") return parse_teacher_weights(setting, teachers.size());
+  const TeacherWeighting weighting = family.teacher_weighting(o.overrides, teachers.size());
+  facts = {{"dirs", teachers}, {"teacher_weights", weighting.setting}};
+  if (!weighting.choose_on_dev || teachers.size() == 1) return weighting.weights;
   std::vector<std::vector<std::vector<float>>> dev;
   for (const std::string& dir : teachers) dev.push_back(one_teacher_probabilities(dir, s.dev.titles, threads));
   const std::vector<double> w = choose_teacher_weights(dev, s.dev.labels, 20);
@@ -314,7 +273,7 @@ std::vector<double> teacher_weights(const CompressOptions& o, const std::vector<
   return w;
 }
 
-CompressRequest request_for(const CompressOptions& o, const Splits& s, int threads,
+CompressRequest request_for(const CompressOptions& o, const Family& family, const Splits& s, int threads,
                             const std::vector<std::string>& unlabelled, nlohmann::json& teacher_facts) {
   CompressRequest r;
   r.method = o.method;
@@ -327,9 +286,9 @@ CompressRequest request_for(const CompressOptions& o, const Splits& s, int threa
   r.seed = o.seed;
   r.threads = threads;
   r.out_dir = o.out_dir;
-  if (o.method != kDistillMethod) return r;  // only distillation has teachers
+  if (!family.compress_method_takes_teachers(o.method)) return r;
   const std::vector<std::string> teachers = o.teacher_dirs.empty() ? std::vector<std::string>{o.model_dir} : o.teacher_dirs;
-  const std::vector<double> weights = teacher_weights(o, teachers, s, threads, teacher_facts);
+  const std::vector<double> weights = teacher_weights(family, o, teachers, s, threads, teacher_facts);
   r.teacher_probs = [teachers, threads, weights](const std::vector<std::string>& titles) {
     return teacher_probabilities(teachers, titles, threads, weights);
   };
@@ -348,7 +307,7 @@ nlohmann::json compress_and_report(const CompressOptions& o, const Family& famil
                                    const std::vector<std::string>& unlabelled) {
   const Stopwatch watch;
   nlohmann::json teachers;
-  const nlohmann::json facts = family.compress(request_for(o, splits, threads, unlabelled, teachers));
+  const nlohmann::json facts = family.compress(request_for(o, family, splits, threads, unlabelled, teachers));
   const double compress_seconds = watch.seconds();
   const nlohmann::json after_accuracies = calibrate_and_evaluate(o, threads);
 
@@ -373,15 +332,30 @@ nlohmann::json compress_and_report(const CompressOptions& o, const Family& famil
   return report;
 }
 
+// The compress methods of every family that learn from teachers: "distill".
+std::string teacher_methods() {
+  std::string names;
+  for (const std::string& name : known_families()) {
+    const Family& family = find_family(name);
+    for (const std::string& m : family.compress_methods()) {
+      if (family.compress_method_takes_teachers(m) && names.find(m) == std::string::npos) names += (names.empty() ? "" : " or ") + m;
+    }
+  }
+  return names;
+}
+
+// --teacher and --unlabelled for a method that learns from no teacher would be ignored.
+void refuse_teachers_unused(const CompressOptions& o, const Family& family) {
+  if (family.compress_method_takes_teachers(o.method) || (o.teacher_dirs.empty() && o.unlabelled_file.empty())) return;
+  throw UsageError(std::string(o.teacher_dirs.empty() ? "--unlabelled" : "--teacher") + " is for --method " +
+                   teacher_methods() + " only (it would be ignored by " + o.method + ")");
+}
+
 }  // namespace
 
 nlohmann::json run_compress(const CompressOptions& o) {
   if (o.out_dir.empty() || folders_overlap(o.out_dir, o.model_dir)) {
     throw UsageError("compress needs an --out directory apart from --model-dir (not it, nor inside it, nor holding it)");
-  }
-  if (o.method != kDistillMethod && (!o.teacher_dirs.empty() || !o.unlabelled_file.empty())) {
-    throw UsageError(std::string(o.teacher_dirs.empty() ? "--unlabelled" : "--teacher") + " is for --method " +
-                     kDistillMethod + " only (it would be ignored by " + o.method + ")");
   }
   for (const std::string& teacher : o.teacher_dirs) {
     if (folders_overlap(o.out_dir, teacher)) throw UsageError("--out " + o.out_dir + " would replace the teacher " + teacher);
@@ -391,6 +365,7 @@ nlohmann::json run_compress(const CompressOptions& o) {
   if (name.empty() || name == "." || name == "..") throw UsageError("compress --out " + o.out_dir + ": name the bundle's folder");
   BundleWriter::check_target(o.out_dir);
   const Bundle source = Bundle::open(o.model_dir);
+  refuse_teachers_unused(o, family_of_bundle(source));
   for (const std::string& teacher : o.teacher_dirs) {
     if (Bundle::open(teacher).manifest().labels != source.manifest().labels) {
       throw UsageError("teacher " + teacher + " was trained on other classes (or another order) than " + o.model_dir);
@@ -405,7 +380,7 @@ nlohmann::json run_compress(const CompressOptions& o) {
                      (known.empty() ? std::string(" (it has none)") : " (it has: " + known + ")"));
   }
   require_classes(source);
-  const int threads = resolve_thread_count(o.threads);
+  const int threads = given_thread_count(o.threads);
   const Splits splits = read_splits_for(o, source);
   const std::vector<std::string> unlabelled = read_titles(o.unlabelled_file);
   spdlog::info("compressing {} by {} into {}", o.model_dir, o.method, o.out_dir);

@@ -5,8 +5,8 @@
 #include <random>
 #include <vector>
 
-#include "newscls/error.h"
-#include "newscls/sha256.h"
+#include "newscls/core/error.h"
+#include "newscls/core/sha256.h"
 
 namespace newscls {
 namespace {

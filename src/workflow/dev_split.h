@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "newscls/data.h"
+#include "newscls/core/data.h"
 
 namespace newscls {
 

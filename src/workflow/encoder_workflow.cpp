@@ -1,4 +1,4 @@
-#include "newscls/encoder_workflow.h"
+#include "newscls/workflow/encoder_workflow.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,14 +6,14 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/atomic_file.h"
-#include "newscls/bundle.h"
-#include "newscls/data.h"
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
-#include "newscls/parallel.h"
-#include "newscls/workflow.h"
-#include "newscls/registry.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/data.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/core/parallel.h"
+#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/registry.h"
 
 namespace newscls {
 
@@ -37,7 +37,7 @@ void append_embedding(std::string& text, std::size_t index, const std::string& t
 
 std::size_t run_embed(const EmbedRequest& r) {
   auto model = load_classifier(r.model_dir);
-  model->set_threads(resolve_thread_count(r.threads));
+  model->set_threads(given_thread_count(r.threads));
   refuse_output_over_input(r.output, r.input);
   refuse_output_over_bundle("--output", r.output, r.model_dir);
   refuse_folder_spelling("--output", r.output);

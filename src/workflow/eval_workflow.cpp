@@ -1,5 +1,5 @@
-#include "newscls/parallel.h"
-#include "newscls/workflow.h"
+#include "newscls/core/parallel.h"
+#include "newscls/workflow/workflow.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,16 +9,16 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/atomic_file.h"
-#include "newscls/bundle_files.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
-#include "newscls/predict_output.h"
-#include "newscls/registry.h"
-#include "newscls/request_stats.h"
-#include "newscls/progress.h"
-#include "newscls/stopwatch.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/bundle_files.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/workflow/predict_output.h"
+#include "newscls/workflow/registry.h"
+#include "newscls/core/request_stats.h"
+#include "newscls/core/progress.h"
+#include "newscls/core/stopwatch.h"
 #include "report/svg.h"
 #include "workflow/calibration.h"
 #include "workflow/score_tally.h"
@@ -489,7 +489,7 @@ EvalRun run_eval(const EvalRequest& r) {
   const Dataset data = r.input.empty() ? read_labeled_file(path, labels.size(), ReadOptions{r.skip_bad_lines})
                                        : read_records(path, labels, r.format, ReadOptions{r.skip_bad_lines});
   if (r.dump_attention > 0) refuse_dump_over_others(folder_of(out) + "/attention", std::min(r.dump_attention, data.size()));
-  model->set_threads(resolve_thread_count(r.threads));
+  model->set_threads(given_thread_count(r.threads));
 
   EvalOptions options;
   options.seed = r.seed;

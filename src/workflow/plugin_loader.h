@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "newscls/family.h"
+#include "newscls/core/family.h"
 
 namespace newscls {
 

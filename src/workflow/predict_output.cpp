@@ -1,11 +1,11 @@
-#include "newscls/predict_output.h"
+#include "newscls/workflow/predict_output.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <numeric>
 
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls {
 namespace {

@@ -3,12 +3,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/atomic_file.h"
-#include "newscls/interrupt.h"
-#include "newscls/parallel.h"
-#include "newscls/progress.h"
-#include "newscls/request_stats.h"
-#include "newscls/workflow.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/core/parallel.h"
+#include "newscls/core/progress.h"
+#include "newscls/core/request_stats.h"
+#include "newscls/workflow/workflow.h"
 #include "workflow/score_tally.h"
 
 namespace newscls {
@@ -30,7 +30,7 @@ std::size_t run_predict(const PredictRequest& r) {
   const Bundle bundle = Bundle::open(r.model_dir);
   require_classes(bundle);  // an encoder without a head said so only at its first batch: never for no titles
   auto model = load_classifier(bundle);
-  model->set_threads(resolve_thread_count(r.threads));
+  model->set_threads(given_thread_count(r.threads));
   PredictionFormatter formatter(bundle.manifest().labels, r.format, r.top_k);
   formatter.set_min_score(r.min_score);
   formatter.set_stage_names(stage_names(bundle.manifest()));

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/classifier.h"
+#include "newscls/core/classifier.h"
 
 namespace newscls {
 

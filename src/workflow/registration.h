@@ -1,7 +1,7 @@
 // One registered model family, as the generated registered_families.inc lists them.
 #pragma once
 
-#include "newscls/family.h"
+#include "newscls/core/family.h"
 
 namespace newscls {
 

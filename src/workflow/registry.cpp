@@ -1,12 +1,13 @@
 // The family registry, built from the newscls_register_family() calls of the family folders
 // (cmake/NewsclsFamilies.cmake generates registered_families.inc).
-#include "newscls/registry.h"
+#include "newscls/workflow/registry.h"
 
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
 
-#include "newscls/error.h"
+#include "newscls/core/classifier_loader.h"
+#include "newscls/core/error.h"
 #include "registered_families.inc"
 #include "workflow/calibration.h"
 #include "workflow/plugin_loader.h"
@@ -52,7 +53,22 @@ std::vector<std::string> pretraining_families() {
   return names;
 }
 
+namespace {
+
+// Every classifier is built through find_family, so the cascade finds the loader installed
+// before it opens a member.
+void install_loader_once() {
+  static const bool installed = [] {
+    install_classifier_loader([](const Bundle& bundle) { return load_classifier(bundle); });
+    return true;
+  }();
+  (void)installed;
+}
+
+}  // namespace
+
 const Family& find_family(const std::string& name) {
+  install_loader_once();
   const Registration& r = find_registration(name);
   if (r.linked != nullptr) return agreeing_with_registration(r, r.linked());
   static std::mutex mutex;

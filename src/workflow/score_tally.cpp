@@ -4,7 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/metrics.h"
+#include "newscls/core/metrics.h"
 
 namespace newscls {
 

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "newscls/classifier.h"
+#include "newscls/core/classifier.h"
 
 namespace newscls {
 

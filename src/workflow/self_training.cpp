@@ -1,4 +1,4 @@
-// The self-training rounds and `train --unlabeled` (newscls/adapt.h says what and why).
+// The self-training rounds and `train --unlabeled` (newscls/workflow/adapt_workflow.h says what and why).
 #include "workflow/self_training.h"
 
 #include <filesystem>
@@ -6,10 +6,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
-#include "newscls/registry.h"
-#include "newscls/stopwatch.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/workflow/registry.h"
+#include "newscls/core/stopwatch.h"
 #include "workflow/pseudo_labels.h"
 #include "workflow/self_training_rounds.h"
 
@@ -95,7 +95,6 @@ Dataset with_pseudo_labels(const Dataset& train, const std::vector<std::string>&
 TrainedModel RoundTrainer::operator()(const Dataset& train) const {
   auto model = make_classifier(family);
   model->configure(config);
-  model->set_threads(context.threads);
   TrainContext ctx = context;
   ctx.train = &train;
   nlohmann::json facts = timed_train(*model, ctx);

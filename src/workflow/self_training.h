@@ -1,4 +1,4 @@
-// Self-training on a reader's feed, shared by `train --unlabeled` and `adapt` (newscls/adapt.h).
+// Self-training on a reader's feed, shared by `train --unlabeled` and `adapt` (newscls/workflow/adapt_workflow.h).
 #pragma once
 
 #include <cstdint>
@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/family.h"
-#include "newscls/feed.h"
-#include "newscls/workflow.h"
+#include "newscls/core/family.h"
+#include "newscls/core/feed.h"
+#include "newscls/workflow/workflow.h"
 #include "workflow/splits.h"
 #include "workflow/staging_folder.h"
 #include "workflow/train_steps.h"

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/classifier.h"
-#include "newscls/workflow.h"
+#include "newscls/core/classifier.h"
+#include "newscls/workflow/workflow.h"
 #include "workflow/calibration.h"
 #include "workflow/self_training.h"
 #include "workflow/splits.h"

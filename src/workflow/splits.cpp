@@ -7,8 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/error.h"
-#include "newscls/sha256.h"
+#include "newscls/core/error.h"
+#include "newscls/core/sha256.h"
 #include "workflow/dev_split.h"
 
 namespace newscls {

@@ -1,5 +1,5 @@
 // The three splits a training run reads once (train, compress, and the lead's adapt): those of
-// a data folder, or of labelled files in any format (newscls/data_formats.h).
+// a data folder, or of labelled files in any format (newscls/core/record_reader.h).
 #pragma once
 
 #include <cstdint>
@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/data.h"
-#include "newscls/data_formats.h"
+#include "newscls/core/data.h"
+#include "newscls/core/record_reader.h"
 
 namespace newscls {
 

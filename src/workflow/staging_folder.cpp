@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "newscls/atomic_file.h"
+#include "newscls/core/atomic_file.h"
 
 namespace fs = std::filesystem;
 

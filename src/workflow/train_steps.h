@@ -8,14 +8,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/classifier.h"
-#include "newscls/workflow.h"
+#include "newscls/core/classifier.h"
+#include "newscls/workflow/workflow.h"
 #include "workflow/calibration.h"
 #include "workflow/splits.h"
 
 namespace newscls {
 
-// model.train(ctx) with train_seconds, threads and seed added to its facts.
+// model.train(ctx) with train_seconds, threads and seed added to its facts; the model gets
+// ctx.threads through set_threads first (the one place training hands out its thread count).
 nlohmann::json timed_train(Classifier& model, const TrainContext& ctx);
 
 // The model wrapped in a temperature fitted on dev, the fit recorded in facts, when the

@@ -3,15 +3,15 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/atomic_file.h"
-#include "newscls/bundle.h"
-#include "newscls/bundle_files.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
-#include "newscls/parallel.h"
-#include "newscls/sha256.h"
-#include "newscls/stopwatch.h"
-#include "newscls/workflow.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/bundle_files.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
+#include "newscls/core/parallel.h"
+#include "newscls/core/sha256.h"
+#include "newscls/core/stopwatch.h"
+#include "newscls/workflow/workflow.h"
 #include "workflow/calibration.h"
 #include "workflow/splits.h"
 #include "workflow/self_training.h"
@@ -204,8 +204,7 @@ TrainOutcome train_model(const TrainRequest& request) {
   model->configure(requested);
   model->check_trainable(request.init_dir);
   const Splits splits = read_training_data(request.data_dir, request.files, request.seed, request.skip_bad_lines);
-  const int threads = resolve_thread_count(request.threads);
-  model->set_threads(threads);
+  const int threads = given_thread_count(request.threads);
   const std::string& data_sha256 = splits.data_sha256;
   const nlohmann::json settings = training_settings(request, *model, data_sha256);
   TrainContext ctx = context_for(request, splits, out_dir, threads, continue_work(request, settings, out_dir));
@@ -237,6 +236,9 @@ TrainOutcome train_model(const TrainRequest& request) {
 
 nlohmann::json timed_train(Classifier& model, const TrainContext& ctx) {
   spdlog::info("training {} with {} threads, seed {}", model.family(), ctx.threads, ctx.seed);
+  // ctx.threads is training's one thread count; the predictions a family makes while it trains
+  // (dev, a cascade's members) and after it use the same, set here and nowhere else.
+  model.set_threads(ctx.threads);
   const Stopwatch watch;
   nlohmann::json facts = model.train(ctx);
   facts["train_seconds"] = watch.seconds() + facts.value(kResumedSecondsFact, 0.0);

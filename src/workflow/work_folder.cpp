@@ -5,8 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/atomic_file.h"
-#include "newscls/error.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/error.h"
 
 namespace fs = std::filesystem;
 

@@ -7,7 +7,7 @@
 
 #include "bert/vocab.h"
 #include "fuzz_support.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = newscls::fuzz::write_input("vocab.bin", data, size);

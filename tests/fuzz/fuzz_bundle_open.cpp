@@ -7,9 +7,9 @@
 #include <string_view>
 
 #include "fuzz_support.h"
-#include "newscls/bundle.h"
-#include "newscls/error.h"
-#include "newscls/sha256.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/error.h"
+#include "newscls/core/sha256.h"
 
 namespace fs = std::filesystem;
 

@@ -9,10 +9,10 @@
 #include <spdlog/spdlog.h>
 
 #include "fuzz_support.h"
-#include "newscls/data.h"
-#include "newscls/error.h"
-#include "newscls/feed.h"
-#include "newscls/utf8.h"
+#include "newscls/core/data.h"
+#include "newscls/core/error.h"
+#include "newscls/core/feed.h"
+#include "newscls/core/utf8.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 
 #include "fasttext/engine.h"
 #include "fuzz_support.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace {
 

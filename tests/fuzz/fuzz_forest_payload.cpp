@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "fuzz_support.h"
-#include "newscls/binary_io.h"
-#include "newscls/error.h"
+#include "newscls/core/binary_io.h"
+#include "newscls/core/error.h"
 #include "tfidf_rf/forest.h"
 
 namespace {

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_support.h"
-#include "newscls/bundle.h"
-#include "newscls/error.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/error.h"
 
 namespace {
 

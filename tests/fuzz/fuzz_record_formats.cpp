@@ -1,4 +1,4 @@
-// Fuzzes the labelled-file formats (newscls/data_formats.h): the input's first byte picks
+// Fuzzes the labelled-file formats (newscls/core/record_reader.h): the input's first byte picks
 // TSV, CSV, JSON Lines or fastText, the rest is the file. Reading it naming its classes and
 // against a fixed class list must either return records that keep the documented promises or
 // throw DataError; a strict read that succeeds reads the same when bad records are skipped.
@@ -8,9 +8,9 @@
 #include <spdlog/spdlog.h>
 
 #include "fuzz_support.h"
-#include "newscls/data_formats.h"
-#include "newscls/error.h"
-#include "newscls/utf8.h"
+#include "newscls/core/record_reader.h"
+#include "newscls/core/error.h"
+#include "newscls/core/utf8.h"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include "fuzz_support.h"
 #include "llm/label_names.h"
 #include "llm/reply_parser.h"
-#include "newscls/data.h"
-#include "newscls/metrics.h"
+#include "newscls/core/data.h"
+#include "newscls/core/metrics.h"
 
 namespace {
 

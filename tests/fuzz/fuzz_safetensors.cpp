@@ -8,7 +8,7 @@
 #include "fuzz_support.h"
 #include "hf/bert_weights.h"
 #include "hf/safetensors.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace {
 

@@ -58,6 +58,18 @@ assert_eq True "$(json_get "$dir/small/manifest.json" "$train_acc - j['training'
 assert_eq True "$(json_get "$dir/tuned/manifest.json" "len(j['training']['autotune']['trials']) >= 1")" "autotune trials"
 assert_eq True "$(json_get "$dir/tuned/manifest.json" "j['training']['chosen'] == j['config']")" "chosen values"
 
+# --threads wins over the config key threads (bundles written before carry it): a key that
+# disagrees is ignored with a warning, in training and when the bundle predicts.
+"$NEWSCLS_BIN" train --model fasttext --data "$dir/data" --out "$dir/keyed" --threads 1 --set threads=3 \
+  --set epochs=1 >/dev/null 2>"$dir/keyed.err"
+assert_contains "$dir/keyed.err" "config key threads=3 is ignored: --threads sets the threads (1 here)"
+assert_eq 1 "$(json_get "$dir/keyed/manifest.json" "j['training']['threads']")" "threads used with --set threads=3 --threads 1"
+assert_eq 3 "$(json_get "$dir/keyed/manifest.json" "j['config']['threads']")" "the config key kept in the manifest"
+echo "央行宣布下调存款准备金率" | "$NEWSCLS_BIN" predict --model-dir "$dir/keyed" --threads 3 >/dev/null 2>"$dir/agree.err"
+assert_not_contains "$dir/agree.err" "is ignored"
+echo "央行宣布下调存款准备金率" | "$NEWSCLS_BIN" predict --model-dir "$dir/keyed" --threads 2 >/dev/null 2>"$dir/differ.err"
+assert_contains "$dir/differ.err" "config key threads=3 is ignored: --threads sets the threads (2 here)"
+
 "$NEWSCLS_BIN" info --model-dir "$dir/model" >"$dir/info.out"
 assert_contains "$dir/info.out" "fasttext"
 echo "test_fasttext_cli: ok (accuracy $train_acc on $n titles)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The architecture's rules, checked on the source tree (docs/ARCHITECTURE.md): core includes
 # no family and no layer above it; no family is named outside its folder, the registry and
-# the docs; and commands that do not use bert start without LibTorch.
+# the docs; commands that do not use bert start without LibTorch; and (at the end) each layer
+# includes and links only layers below it.
 source "$(dirname "$0")/lib.sh"
 cd "$NEWSCLS_SOURCE_DIR"
 dir=$(scratch)
@@ -35,4 +36,39 @@ echo "央行宣布下调存款准备金率" >"$dir/titles.txt"
 LD_DEBUG=files "$NEWSCLS_BIN" predict --model-dir "$dir/ft" --input "$dir/titles.txt" >/dev/null 2>"$dir/loaded"
 grep -q "libnewscls_core" "$dir/loaded" || fail "LD_DEBUG shows no libraries loaded (cannot check)"
 if grep -q "libtorch" "$dir/loaded"; then fail "predict with a fasttext bundle loaded LibTorch"; fi
+
+# ---- Layers (issue 43, house-layers): each layer includes and links only layers below it ----
+# Ranks: core 0; text, report, hf 1; the families 2; workflow 3; pipeline and serve 4.
+layer_rank() {
+  case "$1" in
+    core) echo 0 ;; text | report | hf | spm) echo 1 ;; workflow) echo 3 ;; pipeline | serve) echo 4 ;; *) echo 2 ;;
+  esac
+}
+[[ -d include/newscls/core ]] || fail "no include/newscls/core: the public headers are grouped by layer"
+# A public header or a source folder includes no public header of a layer above its own
+# (src/core and include/newscls/core include nothing above core).
+for holder in include/newscls/*/ src/*/; do
+  own=$(layer_rank "$(basename "$holder")")
+  grep -rnoE '#include "newscls/[a-z_]+/' "$holder" | while IFS= read -r hit; do
+    layer=${hit##*newscls/}; layer=${layer%/}
+    (( $(layer_rank "$layer") <= own )) || echo "$hit"
+  done
+done >"$dir/upward_includes"
+[[ ! -s "$dir/upward_includes" ]] || { cat "$dir/upward_includes" >&2; fail "a header of a layer above is included"; }
+# No library links a library above it (the cascade linked newscls_workflow, which links every family).
+for cmake in $(find src -name CMakeLists.txt); do
+  own=$(layer_rank "$(echo "$cmake" | cut -d/ -f2)")
+  for lib in $(tr '\n' ' ' <"$cmake" | grep -oE 'target_link_libraries\([^)]*\)' | grep -oE 'newscls_[a-z_]+' | sort -u); do
+    name=${lib#newscls_}
+    [[ $name == warnings ]] && continue
+    (( $(layer_rank "$name") <= own )) || echo "$cmake links $lib"
+  done
+done >"$dir/upward_links"
+[[ ! -s "$dir/upward_links" ]] || { cat "$dir/upward_links" >&2; fail "a library links a library above it"; }
+# The commands use a family through Family and the registry, never its own headers.
+if grep -rnE "#include \"($(echo "$folders" | paste -sd'|'))/" apps >"$dir/app_family_includes"; then
+  cat "$dir/app_family_includes" >&2
+  fail "apps/ includes a family's headers"
+fi
+
 echo "test_house_rules: ok"

@@ -15,8 +15,8 @@
 #include "bert/settings.h"
 #include "bert/tensor_io.h"
 #include "bert/title_tokenizer.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
 #include "unit/test_hf_support.h"
 #include "unit/test_support.h"
 

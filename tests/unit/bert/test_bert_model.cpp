@@ -18,10 +18,10 @@
 #include "bert/tensor_io.h"
 #include "bert/training.h"
 #include "bert/vocab.h"
-#include "newscls/bundle.h"
-#include "newscls/registry.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
+#include "newscls/core/bundle.h"
+#include "newscls/workflow/registry.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
 #include "unit/test_support.h"
 
 extern "C" int openblas_get_num_threads() __attribute__((weak));  // absent under another BLAS

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "bert/optimiser.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 #include "unit/test_support.h"
 
 namespace newscls::bert {

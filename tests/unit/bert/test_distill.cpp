@@ -12,11 +12,11 @@
 #include "bert/attention_kl.h"
 #include "bert/bert.h"
 #include "bert/compress.h"
-#include "newscls/bundle.h"
-#include "newscls/compress_workflow.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
-#include "newscls/registry.h"
+#include "newscls/core/bundle.h"
+#include "newscls/workflow/compress_workflow.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
+#include "newscls/workflow/registry.h"
 #include "unit/test_support.h"
 
 namespace newscls::bert {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "cascade/cascade.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 
 namespace newscls::cascade {
 namespace {

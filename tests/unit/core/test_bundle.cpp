@@ -15,13 +15,13 @@
 #include <functional>
 #include <thread>
 
-#include "newscls/atomic_file.h"
-#include "newscls/binary_io.h"
-#include "newscls/bundle.h"
-#include "newscls/bundle_files.h"
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
-#include "newscls/sha256.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/binary_io.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/bundle_files.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
+#include "newscls/core/sha256.h"
 #include "test_support.h"
 
 namespace newscls {

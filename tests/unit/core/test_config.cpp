@@ -2,10 +2,10 @@
 
 #include <filesystem>
 
-#include "newscls/atomic_file.h"
-#include "newscls/registry.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/workflow/registry.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
 #include "test_support.h"
 
 namespace newscls {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "newscls/data.h"
-#include "newscls/error.h"
+#include "newscls/core/data.h"
+#include "newscls/core/error.h"
 #include "test_support.h"
 
 namespace newscls {

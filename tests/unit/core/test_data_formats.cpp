@@ -1,10 +1,10 @@
-// The labelled-file formats (newscls/data_formats.h): each format's records, labels as names
+// The labelled-file formats (newscls/core/record_reader.h): each format's records, labels as names
 // or ids, and each kind of bad input refused naming file and line, or skipped and counted.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "newscls/data_formats.h"
-#include "newscls/error.h"
+#include "newscls/core/record_reader.h"
+#include "newscls/core/error.h"
 #include "test_support.h"
 
 namespace newscls {

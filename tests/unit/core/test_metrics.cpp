@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "newscls/metrics.h"
-#include "newscls/utf8.h"
+#include "newscls/core/metrics.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls {
 namespace {

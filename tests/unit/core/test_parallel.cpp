@@ -4,7 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "newscls/parallel.h"
+#include "newscls/core/error.h"
+#include "newscls/core/parallel.h"
 
 namespace newscls {
 namespace {
@@ -48,6 +49,14 @@ TEST(Parallel, TasksRunEachIndexOnceAndRethrow) {
                  if (i == 17) throw std::invalid_argument("task 17");
                }),
                std::invalid_argument);
+}
+
+// The app resolves --threads once; a layer below takes the count as given and refuses 0.
+TEST(Parallel, ThreadCountsAreResolvedOnceAndTakenAsGiven) {
+  EXPECT_EQ(resolve_thread_count(3), 3);
+  EXPECT_GE(resolve_thread_count(0), 1);
+  EXPECT_EQ(given_thread_count(2), 2);
+  EXPECT_THROW(given_thread_count(0), UsageError);
 }
 
 }  // namespace

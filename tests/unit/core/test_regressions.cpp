@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/binary_io.h"
-#include "newscls/bundle.h"
-#include "newscls/data.h"
-#include "newscls/error.h"
-#include "newscls/interrupt.h"
+#include "newscls/core/binary_io.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/data.h"
+#include "newscls/core/error.h"
+#include "newscls/core/interrupt.h"
 #include "test_support.h"
 
 namespace newscls {

@@ -7,10 +7,10 @@
 #include "fasttext/fasttext.h"
 #include "fasttext/features.h"
 #include "fasttext/settings.h"
-#include "newscls/atomic_file.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
-#include "newscls/text.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
+#include "newscls/text/normalize.h"
 #include "test_support.h"
 
 namespace newscls::fasttext {

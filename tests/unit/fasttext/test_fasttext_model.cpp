@@ -9,11 +9,11 @@
 
 #include "fasttext/engine.h"
 #include "fasttext/fasttext.h"
-#include "newscls/binary_io.h"
-#include "newscls/bundle.h"
-#include "newscls/registry.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
+#include "newscls/core/binary_io.h"
+#include "newscls/core/bundle.h"
+#include "newscls/workflow/registry.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
 #include "test_support.h"
 
 namespace newscls::fasttext {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "hf/bert_config.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 #include "test_hf_support.h"
 
 namespace newscls {

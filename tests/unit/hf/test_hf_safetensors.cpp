@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "hf/safetensors.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 #include "test_hf_support.h"
 
 namespace newscls {

@@ -10,7 +10,7 @@
 
 #include "hf/bert_text.h"
 #include "hf/wordpiece.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 #include "test_hf_support.h"
 
 namespace newscls {

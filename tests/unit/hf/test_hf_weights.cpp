@@ -12,7 +12,7 @@
 
 #include "hf/bert_weights.h"
 #include "hf/checkpoint.h"
-#include "newscls/error.h"
+#include "newscls/core/error.h"
 #include "test_hf_support.h"
 
 namespace newscls {

@@ -14,9 +14,9 @@
 #include "llm/response_cache.h"
 #include "llm/retry_policy.h"
 #include "llm/run_stats.h"
-#include "newscls/atomic_file.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
 #include "test_support.h"
 
 namespace newscls::llm {

@@ -3,7 +3,7 @@
 
 #include "llm/label_names.h"
 #include "llm/reply_parser.h"
-#include "newscls/metrics.h"
+#include "newscls/core/metrics.h"
 
 namespace newscls::llm {
 namespace {

@@ -1,7 +1,7 @@
 // Text put into the SVG figures and the HTML report.
 #include <gtest/gtest.h>
 
-#include "newscls/metrics.h"
+#include "newscls/core/metrics.h"
 #include "report/svg.h"
 
 namespace newscls::report {

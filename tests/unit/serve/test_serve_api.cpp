@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "newscls/classifier.h"
-#include "newscls/error.h"
+#include "newscls/core/classifier.h"
+#include "newscls/core/error.h"
 #include "serve/api.h"
 #include "serve/metrics.h"
 #include "serve/models.h"

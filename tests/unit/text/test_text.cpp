@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "newscls/text.h"
-#include "newscls/utf8.h"
+#include "newscls/text/normalize.h"
+#include "newscls/core/utf8.h"
 
 namespace newscls {
 namespace {
@@ -59,8 +59,8 @@ TEST(CharNgrams, OrdersByPositionThenLengthAndDropsLoneSpaces) {
 }  // namespace
 }  // namespace newscls
 
-#include "newscls/error.h"
-#include "newscls/tokenizer.h"
+#include "newscls/core/error.h"
+#include "newscls/text/tokenizer.h"
 
 namespace newscls {
 namespace {

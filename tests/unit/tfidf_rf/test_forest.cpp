@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "newscls/binary_io.h"
-#include "newscls/error.h"
+#include "newscls/core/binary_io.h"
+#include "newscls/core/error.h"
 #include "test_support.h"
 #include "tfidf_rf/forest.h"
 

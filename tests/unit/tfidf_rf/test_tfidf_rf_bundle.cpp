@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "newscls/bundle.h"
-#include "newscls/registry.h"
-#include "newscls/config.h"
-#include "newscls/error.h"
+#include "newscls/core/bundle.h"
+#include "newscls/workflow/registry.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
 #include "test_support.h"
 #include "tfidf_rf/tfidf_rf.h"
 

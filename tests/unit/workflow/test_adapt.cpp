@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "newscls/error.h"
-#include "newscls/feed.h"
-#include "newscls/sha256.h"
+#include "newscls/core/error.h"
+#include "newscls/core/feed.h"
+#include "newscls/core/sha256.h"
 #include "test_support.h"
 #include "workflow/pseudo_labels.h"
 

@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "newscls/error.h"
-#include "newscls/metrics.h"
-#include "newscls/predict_output.h"
+#include "newscls/core/error.h"
+#include "newscls/core/metrics.h"
+#include "newscls/workflow/predict_output.h"
 #include "workflow/calibration.h"
 
 namespace newscls {

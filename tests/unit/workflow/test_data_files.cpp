@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/bundle.h"
-#include "newscls/error.h"
-#include "newscls/workflow.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/error.h"
+#include "newscls/workflow/workflow.h"
 #include "test_support.h"
 #include "workflow/splits.h"
 

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "newscls/atomic_file.h"
-#include "newscls/error.h"
+#include "newscls/core/atomic_file.h"
+#include "newscls/core/error.h"
 #include "test_support.h"
 #include "workflow/work_folder.h"
 

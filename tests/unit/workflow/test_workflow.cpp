@@ -10,11 +10,11 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "newscls/config.h"
-#include "newscls/error.h"
-#include "newscls/predict_output.h"
-#include "newscls/progress.h"
-#include "newscls/registry.h"
+#include "newscls/core/config.h"
+#include "newscls/core/error.h"
+#include "newscls/workflow/predict_output.h"
+#include "newscls/core/progress.h"
+#include "newscls/workflow/registry.h"
 #include "test_support.h"
 
 namespace newscls {

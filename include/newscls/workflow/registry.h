@@ -16,9 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/bundle.h"
-#include "newscls/classifier.h"
-#include "newscls/family.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/classifier.h"
+#include "newscls/core/family.h"
 
 namespace newscls {
 

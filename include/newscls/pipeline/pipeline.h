@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/data_formats.h"
+#include "newscls/core/record_reader.h"
 
 namespace newscls {
 
@@ -36,7 +36,7 @@ struct PipelineRequest {
   std::string config_dir;              // optional: <dir>/<stage>.json per stage
   std::vector<std::string> overrides;  // "<stage>.<key>=value"
   std::uint64_t seed = 1;
-  int threads = 0;
+  int threads = 1;  // resolved (>= 1): the app turns --threads 0 into the core count
   bool resume = false;
   bool skip_bad_lines = false;
   std::size_t attention_titles = 3;    // BERT attention heatmaps shown in the report

@@ -4,7 +4,7 @@
 // raw titles into Predictions. It saves itself as payloads of a bundle and loads back from
 // one. Families and the registry that makes classifiers are in family.h and registry.h.
 //
-//   auto model = make_classifier("tfidf-rf");            // newscls/registry.h
+//   auto model = make_classifier("tfidf-rf");            // newscls/workflow/registry.h
 //   nlohmann::json cfg = default_config("tfidf-rf");  apply_override(cfg, "n_trees=10");
 //   model->configure(cfg);
 //   model->train(ctx);
@@ -20,10 +20,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/bundle.h"
-#include "newscls/config.h"
-#include "newscls/data.h"
-#include "newscls/metrics.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/config.h"
+#include "newscls/core/data.h"
+#include "newscls/core/metrics.h"
 
 namespace newscls {
 
@@ -71,7 +71,7 @@ struct TrainContext {
   // learn its vocabulary, document frequencies or pretraining text from them, never a label.
   const std::vector<std::string>* unlabeled = nullptr;
   std::uint64_t seed = 1;
-  int threads = 1;
+  int threads = 1;      // resolved (>= 1); set_threads has been given the same before train
   std::string out_dir;  // where the bundle will be committed: read nothing there that it replaces
   // Scratch space that survives the run (checkpoints for --resume); never the bundle dir.
   std::string work_dir;

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/family.h"
+#include "newscls/core/family.h"
 
 namespace newscls {
 
@@ -22,7 +22,7 @@ struct EmbedRequest {
   std::string model_dir;
   std::string input = "-";   // titles, one per line (title<TAB>label accepted)
   std::string output = "-";  // JSON lines {"index", "title", "cls", "pooler"?}, written atomically
-  int threads = 0;           // 0: every core (resolve_thread_count)
+  int threads = 1;           // resolved (>= 1): the app turns --threads 0 into the core count
 };
 
 // Returns the number of titles embedded.

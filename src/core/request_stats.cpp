@@ -1,4 +1,4 @@
-#include "newscls/request_stats.h"
+#include "newscls/core/request_stats.h"
 
 #include <cstdio>
 

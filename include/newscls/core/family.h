@@ -2,7 +2,7 @@
 // make a classifier, whether it can run now, what it offers beyond classifying.
 //
 // Each family folder defines one Family and registers it in its CMakeLists.txt with
-// newscls_register_family(); the registry (include/newscls/registry.h) is built from those
+// newscls_register_family(); the registry (include/newscls/workflow/registry.h) is built from those
 // registrations, so no other code lists the families or asks which one a model is.
 //
 //   const Family& f = find_family("fasttext");
@@ -10,6 +10,7 @@
 //   std::unique_ptr<Classifier> model = f.make_classifier();
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -18,9 +19,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/bundle.h"
-#include "newscls/classifier.h"
-#include "newscls/data.h"
+#include "newscls/core/bundle.h"
+#include "newscls/core/classifier.h"
+#include "newscls/core/data.h"
 
 namespace newscls {
 
@@ -65,6 +66,14 @@ struct CompressRequest {
   std::uint64_t seed = 1;
   int threads = 1;
   std::string out_dir;                   // the new bundle, committed atomically
+};
+
+// How the compress workflow averages the teachers' probabilities for a method that learns
+// from teachers (Family::teacher_weighting).
+struct TeacherWeighting {
+  std::string setting = "equal";  // as the user gave it, for compression.json
+  bool choose_on_dev = false;     // the workflow picks the weights of best dev accuracy
+  std::vector<double> weights;    // one per teacher, summing to 1; empty = equal
 };
 
 class Family {
@@ -127,6 +136,15 @@ class Family {
   // figures the method drew ("figures": file names inside out_dir). The default throws
   // UsageError ("family X cannot be compressed").
   virtual nlohmann::json compress(const CompressRequest& request) const;
+  // Whether `compress --method <method>` learns from teachers (--teacher, default the bundle
+  // itself): the workflow then loads them (a family cannot load another family's bundle) and
+  // fills CompressRequest::teacher_probs.
+  virtual bool compress_method_takes_teachers(const std::string& method) const { return false; }
+  // For such a method, how its settings (key=value overrides) ask the workflow to weight
+  // `teachers` teachers; ConfigError naming the key when they are wrong.
+  virtual TeacherWeighting teacher_weighting(const std::vector<std::string>& overrides, std::size_t teachers) const {
+    return {};
+  }
   // Why a bundle of this family gives no classes (an imported encoder without a head), said
   // before anything compares its labels with class.txt; empty when it classifies.
   virtual std::string without_classes(const Bundle& bundle) const { return {}; }

@@ -21,12 +21,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/classifier.h"
-#include "newscls/data.h"
-#include "newscls/data_formats.h"
-#include "newscls/metrics.h"
-#include "newscls/predict_output.h"
-#include "newscls/registry.h"
+#include "newscls/core/classifier.h"
+#include "newscls/core/data.h"
+#include "newscls/core/record_reader.h"
+#include "newscls/core/metrics.h"
+#include "newscls/workflow/predict_output.h"
+#include "newscls/workflow/registry.h"
 
 namespace newscls {
 
@@ -61,7 +61,7 @@ struct TrainRequest {
   // config_file and overrides; the workflow-level overrides (calibrate) still apply.
   nlohmann::json config;
   std::uint64_t seed = 1;
-  int threads = 0;                  // 0 = all cores
+  int threads = 1;                  // resolved (>= 1): the app turns --threads 0 into the core count
   bool skip_bad_lines = false;
   bool resume = false;              // continue from work_dir_for(out_dir) (families that resume)
   // What --resume does with a work folder started with other settings: false refuses (a
@@ -128,9 +128,9 @@ std::string figure_caption(const std::string& bundle_dir, const std::string& fam
 
 struct EvalRequest {
   std::string model_dir, data_dir, split = "test", input, out;  // out "" = <model_dir>/metrics.json
-  FormatOptions format;             // how input is read (newscls/data_formats.h)
+  FormatOptions format;             // how input is read (newscls/core/record_reader.h)
   std::uint64_t seed = 1;
-  int threads = 0;
+  int threads = 1;                  // resolved (>= 1): the app turns --threads 0 into the core count
   bool skip_bad_lines = false;
   std::size_t dump_attention = 0;   // attention dumps of the first N titles, into attention/
   double min_score = -1;            // >= 0: report coverage and accuracy of the titles answered
@@ -162,7 +162,7 @@ struct PredictRequest {
   std::string model_dir, input = "-", output = "-";  // "-" = stdin, stdout
   PredictionFormat format = PredictionFormat::kJsonl;
   int top_k = 3;
-  int threads = 0;
+  int threads = 1;                  // resolved (>= 1): the app turns --threads 0 into the core count
   double min_score = -1;            // >= 0: abstain below this calibrated top score
 };
 

@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "newscls/classifier.h"
-#include "newscls/metrics.h"
+#include "newscls/core/classifier.h"
+#include "newscls/core/metrics.h"
 
 namespace newscls {
 

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "newscls/data.h"
+#include "newscls/core/data.h"
 
 namespace newscls {
 

@@ -29,8 +29,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "newscls/data_formats.h"
-#include "newscls/workflow.h"
+#include "newscls/core/record_reader.h"
+#include "newscls/workflow/workflow.h"
 
 namespace newscls {
 
@@ -43,7 +43,7 @@ struct AdaptRequest {
   std::vector<std::string> teacher_dirs;  // bundles voting beside the model (co-training)
   SelfTraining self_training;
   std::uint64_t seed = 1;
-  int threads = 0;                   // 0 = all cores
+  int threads = 1;                   // resolved (>= 1): the app turns --threads 0 into the core count
   bool skip_bad_lines = false;
 };
 

@@ -27,6 +27,13 @@ namespace newscls {
 constexpr const char* kBundleFormat = "newscls-bundle";
 constexpr int kBundleFormatVersion = 1;
 
+// Keys of the training facts that layers other than their writer read. kCalibrationFact:
+// the temperature train fitted on dev ({"temperature": T, "floor": f, ...}; see
+// workflow/calibration.h), which load_classifier applies. kUncalibratedMembersKey: in a
+// cascade's facts, the stage names of members without one, whose scores it uses as they are.
+constexpr const char* kCalibrationFact = "calibration";
+constexpr const char* kUncalibratedMembersKey = "uncalibrated_members";
+
 struct Manifest {
   std::string family;
   int format_version = kBundleFormatVersion;

@@ -19,8 +19,11 @@ void parallel_for(std::size_t n, int threads,
                   std::size_t min_per_worker = 1);
 
 // The worker count a --threads value asks for: the value, or every core for 0 (or less). The
-// one place a thread count is resolved.
+// app calls it once, where it parses --threads; every layer below takes the count as given.
 int resolve_thread_count(int requested);
+// A resolved count as a workflow takes it: UsageError for one below 1 (a caller that passed
+// --threads on unresolved).
+int given_thread_count(int threads);
 
 // Runs task(i) for i in [0, count) on `threads` workers that take the next index as they
 // finish one (for tasks of unequal cost, such as trees).
