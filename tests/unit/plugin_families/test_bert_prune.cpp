@@ -11,11 +11,11 @@
 #include <torch/torch.h>
 
 #include "bert/bert.h"
-#include "bert/compress.h"
-#include "bert/prune.h"
-#include "bert/settings.h"
-#include "bert/tensor_io.h"
-#include "bert/title_tokenizer.h"
+#include "bert/compress/compress.h"
+#include "bert/compress/prune.h"
+#include "bert/model/settings.h"
+#include "bert/model/tensor_io.h"
+#include "bert/tokens/title_tokenizer.h"
 #include "newscls/bundle.h"
 #include "newscls/config.h"
 #include "newscls/error.h"

@@ -1,0 +1,27 @@
+// The entry point of libnewscls_bert_train: what the runtime asks of it (bert_training.h).
+#include "bert/bert.h"
+#include "bert/bert_training.h"
+#include "bert/compress/compress.h"
+#include "bert/train/classifier_training.h"
+
+namespace newscls::bert {
+namespace {
+
+class Training final : public BertTraining {
+ public:
+  nlohmann::json train(ClassifierState& state, const TrainContext& ctx) const override {
+    return train_classifier(state, ctx);
+  }
+  nlohmann::json pretrain(const PretrainRequest& request) const override { return pretrain_encoder_bundle(request); }
+  nlohmann::json import_checkpoint(const ImportRequest& request) const override { return import_hf_bundle(request); }
+  std::vector<std::string> compress_methods() const override { return compress_method_names(); }
+  nlohmann::json compress(const CompressRequest& request) const override { return compress_bundle(request); }
+};
+
+}  // namespace
+}  // namespace newscls::bert
+
+extern "C" __attribute__((visibility("default"))) const newscls::bert::BertTraining* newscls_bert_training() {
+  static const newscls::bert::Training kTraining;
+  return &kTraining;
+}
