@@ -1,8 +1,15 @@
-// Factory entry points of the bert family (see include/newscls/core/classifier.h), and MLM
-// pretraining of an encoder bundle for `newscls pretrain`.
+// Factory entry points of the bert family (see include/newscls/core/classifier.h), and the commands
+// that write bundles without training a classifier: MLM pretraining of an encoder bundle for
+// `newscls pretrain`, and `newscls import-hf`.
 //
-// An encoder bundle is a model bundle of family "bert-encoder" with payloads vocab.bin
-// (CharVocab) and encoder.bin (named tensors); `train --init DIR` fine-tunes from it.
+// The family lives in two libraries: the runtime (libnewscls_bert_runtime: tokens, kernels,
+// model, this family and its classifier's predict/load/save/embed/attention) and the training
+// library (libnewscls_bert_train: train/, compress/), which the runtime loads only when asked
+// to train, pretrain, import or compress (bert_training.h). pretrain_encoder_bundle and
+// import_hf_bundle are defined in the training library.
+//
+// An encoder bundle (model/encoder_bundle.h) is a model bundle of family "bert-encoder";
+// `train --init DIR` fine-tunes from it.
 //
 //   PretrainRequest req{config, &train, &labels, seed, threads, "runs/bert-encoder"};  // newscls/core/family.h
 //   nlohmann::json facts = pretrain_encoder_bundle(req);
@@ -14,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bert/model/encoder_bundle.h"
 #include "newscls/core/classifier.h"
 #include "newscls/core/family.h"
 
@@ -24,17 +32,12 @@ std::unique_ptr<Classifier> make_classifier();
 // Documented defaults; configs/bert.json mirrors them (a unit test checks).
 nlohmann::json default_config();
 
-constexpr const char* kEncoderFamily = "bert-encoder";
 // A fine-tuned float bundle's weights payload (an int8 one holds weights.int8.bin instead).
 constexpr const char* kWeightsPayload = "weights.bin";
 
 // Builds the vocabulary, pretrains for pretrain_epochs (capped by pretrain_max_steps) and
 // commits the encoder bundle to out_dir. Returns the training facts.
 nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request);
-
-// Loads an encoder bundle as `train --init DIR` would (vocabulary, architecture, every tensor
-// by name and shape); throws ModelFormatError naming what does not fit.
-void verify_encoder_bundle(const std::string& dir);
 
 // The format import_checkpoint reads: a Hugging Face BERT folder (config.json, vocab.txt,
 // model.safetensors, tokenizer_config.json when present).

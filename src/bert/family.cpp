@@ -1,7 +1,7 @@
 // The bert family as the registry sees it.
 #include "bert/bert.h"
-#include "bert/compress.h"
-#include "bert/settings.h"
+#include "bert/bert_training.h"
+#include "bert/model/settings.h"
 #include "newscls/core/family.h"
 
 namespace newscls::bert {
@@ -21,17 +21,23 @@ class BertFamily final : public Family {
   int default_self_training_rounds() const override { return 1; }
   std::vector<std::string> execution_keys() const override { return bert::execution_keys(); }
   bool pretrains() const override { return true; }
-  nlohmann::json pretrain(const PretrainRequest& request) const override { return pretrain_encoder_bundle(request); }
+  nlohmann::json pretrain(const PretrainRequest& request) const override {
+    return training_library().pretrain(request);
+  }
   bool imports(const std::string& format) const override { return format == kHuggingFaceFormat; }
   nlohmann::json import_checkpoint(const ImportRequest& request) const override {
     if (!imports(request.format)) return Family::import_checkpoint(request);
-    return import_hf_bundle(request);
+    return training_library().import_checkpoint(request);
   }
-  std::vector<std::string> compress_methods() const override { return compress_method_names(); }
-  nlohmann::json compress(const CompressRequest& request) const override { return compress_bundle(request); }
-  bool compress_method_takes_teachers(const std::string& method) const override { return method == "distill"; }
-  TeacherWeighting teacher_weighting(const std::vector<std::string>& overrides, std::size_t teachers) const override {
-    return distill_teacher_weighting(overrides, teachers);
+  // Both load the training library: compress_methods() is asked by the commands that compress.
+  std::vector<std::string> compress_methods() const override { return training_library().compress_methods(); }
+  nlohmann::json compress(const CompressRequest& request) const override { return training_library().compress(request); }
+  bool compress_method_takes_teachers(const std::string& method) const override {
+    return training_library().compress_method_takes_teachers(method);
+  }
+  TeacherWeighting teacher_weighting(const std::string& method, const std::vector<std::string>& overrides,
+                                     std::size_t teachers) const override {
+    return training_library().teacher_weighting(method, overrides, teachers);
   }
   std::string without_classes(const Bundle& bundle) const override {
     if (parse_options(bundle.manifest().config).classifier) return {};

@@ -257,7 +257,7 @@ nlohmann::json calibrate_and_evaluate(const CompressOptions& o, int threads) {
 // workflow loads the teachers. Facts about the choice go to `facts`.
 std::vector<double> teacher_weights(const Family& family, const CompressOptions& o, const std::vector<std::string>& teachers,
                                     const Splits& s, int threads, nlohmann::json& facts) {
-  const TeacherWeighting weighting = family.teacher_weighting(o.overrides, teachers.size());
+  const TeacherWeighting weighting = family.teacher_weighting(o.method, o.overrides, teachers.size());
   facts = {{"dirs", teachers}, {"teacher_weights", weighting.setting}};
   if (!weighting.choose_on_dev || teachers.size() == 1) return weighting.weights;
   std::vector<std::vector<std::vector<float>>> dev;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "bert/vocab.h"
+#include "bert/tokens/vocab.h"
 #include "fuzz_support.h"
 #include "newscls/core/error.h"
 

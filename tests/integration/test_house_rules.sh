@@ -71,4 +71,64 @@ if grep -rnE "#include \"($(echo "$folders" | paste -sd'|'))/" apps >"$dir/app_f
   fail "apps/ includes a family's headers"
 fi
 
+# --- bert's sub-folders and its two libraries (src/bert/CMakeLists.txt) ---
+# Includes go downward only: tokens/ and kernels/ include nothing else of bert, model/ only
+# those two, nothing of train/ or compress/ below them; and no include cycle anywhere in
+# src/bert, a header and its .cpp counted as one unit.
+python3 - src/bert <<'PY' || fail "bert's include rules (above)"
+import os, re, sys
+root = sys.argv[1]
+below = {"tokens": {"tokens"}, "kernels": {"kernels"}, "model": {"model", "tokens", "kernels"}}
+edges, broken = {}, []
+for folder, _, files in os.walk(root):
+    for name in files:
+        if not name.endswith((".h", ".cpp")):
+            continue
+        path = os.path.join(folder, name)
+        unit = os.path.splitext(os.path.relpath(path, root))[0]
+        for target in re.findall(r'^#include "bert/([^"]+)\.h"', open(path, encoding="utf-8").read(), re.M):
+            if target != unit:
+                edges.setdefault(unit, set()).add(target)
+            top, to = unit.split("/")[0], target.split("/")[0]
+            if top in below and (to not in below[top] or "/" not in target):
+                broken.append(f"{path} includes bert/{target}.h")
+def cycle_from(unit, trail):
+    if unit in trail:
+        return trail[trail.index(unit):] + [unit]
+    for target in sorted(edges.get(unit, ())):
+        found = cycle_from(target, trail + [unit])
+        if found:
+            return found
+    return None
+for unit in sorted(edges):
+    found = cycle_from(unit, [])
+    if found:
+        broken.append("include cycle: " + " -> ".join(found))
+        break
+if not edges:
+    broken.append("found no bert include at all (cannot check)")
+print("\n".join(broken), file=sys.stderr)
+sys.exit(1 if broken else 0)
+PY
+
+# predict and serve on a bert bundle load the runtime, never the training library; train does.
+bert_tiny=(--threads 1 --set layers=1 --set hidden=32 --set heads=2 --set ff=64 --set max_len=32
+           --set pretrain_epochs=0 --set epochs=1 --set max_steps=2 --set vocab_min_count=1)
+LD_DEBUG=files "$NEWSCLS_BIN" train --model bert --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --out "$dir/bert" \
+  "${bert_tiny[@]}" >/dev/null 2>"$dir/bert_train.loaded" || { tail "$dir/bert_train.loaded" >&2; fail "bert training on the tiny fixture"; }
+grep -q "libnewscls_bert_train" "$dir/bert_train.loaded" || fail "train --model bert did not load libnewscls_bert_train"
+runtime_only() {  # LD_DEBUG-FILE WHAT
+  grep -q "libnewscls_bert" "$1" || fail "LD_DEBUG shows no libnewscls_bert for $2 (cannot check)"
+  if grep -q "libnewscls_bert_train" "$1"; then fail "$2 on a bert bundle loaded the training library"; fi
+}
+LD_DEBUG=files "$NEWSCLS_BIN" predict --model-dir "$dir/bert" --input "$dir/titles.txt" >/dev/null 2>"$dir/bert_predict.loaded"
+runtime_only "$dir/bert_predict.loaded" predict
+source "$(dirname "$0")/serve_lib.sh"
+export LD_DEBUG=files LD_DEBUG_OUTPUT="$dir/serve.loaded"  # one file per process: PATH.PID
+start_server "$dir/serve.log" --model-dir "$dir/bert" --threads 1
+unset LD_DEBUG LD_DEBUG_OUTPUT
+served_pid=$server_pid
+post_json 200 "$dir/served.json" '{"titles": ["央行宣布下调存款准备金率"]}'
+stop_server TERM
+runtime_only "$dir/serve.loaded.$served_pid" serve
 echo "test_house_rules: ok"

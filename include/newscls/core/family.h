@@ -142,7 +142,8 @@ class Family {
   virtual bool compress_method_takes_teachers(const std::string& method) const { return false; }
   // For such a method, how its settings (key=value overrides) ask the workflow to weight
   // `teachers` teachers; ConfigError naming the key when they are wrong.
-  virtual TeacherWeighting teacher_weighting(const std::vector<std::string>& overrides, std::size_t teachers) const {
+  virtual TeacherWeighting teacher_weighting(const std::string& method, const std::vector<std::string>& overrides,
+                                             std::size_t teachers) const {
     return {};
   }
   // Why a bundle of this family gives no classes (an imported encoder without a head), said

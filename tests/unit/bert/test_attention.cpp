@@ -8,9 +8,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "bert/attention.h"
-#include "bert/encoder.h"
-#include "bert/vocab.h"
+#include "bert/model/attention.h"
+#include "bert/model/encoder.h"
+#include "bert/tokens/vocab.h"
 
 namespace newscls::bert {
 namespace {

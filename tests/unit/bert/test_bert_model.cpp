@@ -10,14 +10,14 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "bert/attention_dump.h"
-#include "bert/batching.h"
+#include "bert/model/attention_dump.h"
+#include "bert/tokens/batching.h"
 #include "bert/bert.h"
-#include "bert/encoder.h"
-#include "bert/fast_dropout.h"
-#include "bert/tensor_io.h"
-#include "bert/training.h"
-#include "bert/vocab.h"
+#include "bert/model/encoder.h"
+#include "bert/model/fast_dropout.h"
+#include "bert/model/tensor_io.h"
+#include "bert/train/training.h"
+#include "bert/tokens/vocab.h"
 #include "newscls/core/bundle.h"
 #include "newscls/workflow/registry.h"
 #include "newscls/core/config.h"

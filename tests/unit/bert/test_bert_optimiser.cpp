@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "bert/optimiser.h"
+#include "bert/train/optimiser.h"
 #include "newscls/core/error.h"
 #include "unit/test_support.h"
 

@@ -11,11 +11,11 @@
 #include <torch/torch.h>
 
 #include "bert/bert.h"
-#include "bert/compress.h"
-#include "bert/prune.h"
-#include "bert/settings.h"
-#include "bert/tensor_io.h"
-#include "bert/title_tokenizer.h"
+#include "bert/compress/compress.h"
+#include "bert/compress/prune.h"
+#include "bert/model/settings.h"
+#include "bert/model/tensor_io.h"
+#include "bert/tokens/title_tokenizer.h"
 #include "newscls/core/bundle.h"
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"

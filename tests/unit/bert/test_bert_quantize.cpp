@@ -9,11 +9,11 @@
 #include <torch/torch.h>
 
 #include "bert/bert.h"
-#include "bert/compress.h"
-#include "bert/encoder.h"
-#include "bert/quantize.h"
-#include "bert/quantized_linear.h"
-#include "bert/tensor_io.h"
+#include "bert/compress/compress.h"
+#include "bert/model/encoder.h"
+#include "bert/compress/quantize.h"
+#include "bert/kernels/quantized_linear.h"
+#include "bert/model/tensor_io.h"
 #include "newscls/core/bundle.h"
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"

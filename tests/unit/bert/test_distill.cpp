@@ -9,9 +9,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "bert/attention_kl.h"
+#include "bert/compress/attention_kl.h"
 #include "bert/bert.h"
-#include "bert/compress.h"
+#include "bert/compress/compress.h"
 #include "newscls/core/bundle.h"
 #include "newscls/workflow/compress_workflow.h"
 #include "newscls/core/config.h"

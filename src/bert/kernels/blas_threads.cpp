@@ -1,0 +1,34 @@
+#include "bert/kernels/blas_threads.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <torch/torch.h>
+
+// Without this, `--threads 1` still ran OpenBLAS's GEMMs on every core. Weak: another BLAS has
+// no such function, and then the library's own default stands.
+extern "C" void openblas_set_num_threads(int threads) __attribute__((weak));
+
+namespace newscls::bert {
+namespace {
+
+// The user's OPENBLAS_NUM_THREADS, or nullptr when unset or empty (OpenBLAS ignores it then too).
+const char* openblas_threads_env() {
+  const char* v = std::getenv("OPENBLAS_NUM_THREADS");
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+}  // namespace
+
+std::string openblas_threads_note(int threads) {
+  if (const char* env = openblas_threads_env()) return std::string("OPENBLAS_NUM_THREADS=") + env;
+  return threads > 0 ? std::to_string(threads) + " thread(s)" : "on every core";
+}
+
+void apply_threads(int threads, int max_threads) {
+  if (threads <= 0) return;
+  at::set_num_threads(std::min(threads, max_threads));
+  if (openblas_set_num_threads != nullptr && openblas_threads_env() == nullptr) openblas_set_num_threads(threads);
+}
+
+}  // namespace newscls::bert

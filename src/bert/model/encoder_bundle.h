@@ -1,0 +1,34 @@
+// The encoder bundle: a model bundle of family "bert-encoder" with payloads vocab.bin
+// (CharVocab) and encoder.bin (named tensors), written by `newscls pretrain` and read by
+// `train --init DIR` and by `info`'s verification.
+//
+//   save_encoder_payloads(writer, vocab, *encoder);        // then writer.commit(manifest)
+//   EncoderBundle enc = open_encoder_bundle(dir);
+//   load_tensors(enc.weights_path, named_state(*model->encoder));
+#pragma once
+
+#include <string>
+
+#include "bert/model/encoder.h"
+#include "bert/model/settings.h"
+#include "bert/tokens/vocab.h"
+#include "newscls/core/bundle.h"
+
+namespace newscls::bert {
+
+constexpr const char* kEncoderFamily = "bert-encoder";
+
+struct EncoderBundle {
+  CharVocab vocab;
+  Options options;
+  std::string weights_path;
+};
+
+// Throws ModelFormatError when dir holds a bundle of another family.
+EncoderBundle open_encoder_bundle(const std::string& dir);
+void save_encoder_payloads(BundleWriter& writer, const CharVocab& vocab, const EncoderImpl& encoder);
+// Loads an encoder bundle as `train --init DIR` would (vocabulary, architecture, every tensor
+// by name and shape); throws ModelFormatError naming what does not fit.
+void verify_encoder_bundle(const std::string& dir);
+
+}  // namespace newscls::bert
