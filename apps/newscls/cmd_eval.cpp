@@ -7,7 +7,7 @@
 #include "commands.h"
 #include "common_options.h"
 #include "stage_table.h"
-#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/eval_workflow.h"
 
 namespace newscls::app {
 

@@ -2,7 +2,8 @@
 
 #include "commands.h"
 #include "common_options.h"
-#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/predict_workflow.h"
+#include "newscls/workflow/predict_output.h"
 
 namespace newscls::app {
 

@@ -5,7 +5,8 @@
 #include "common_options.h"
 #include "stage_table.h"
 #include "newscls/core/classifier.h"
-#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/train_workflow.h"
+#include "newscls/workflow/registry.h"
 
 namespace newscls::app {
 

@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/train_workflow.h"
 
 #include "newscls/core/classifier.h"
 #include "newscls/core/record_reader.h"

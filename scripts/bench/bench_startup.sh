@@ -4,9 +4,11 @@
 #   - `newscls --help`: wall time and peak RSS (median of RUNS runs);
 #   - `newscls predict` end to end (start-up included) on test titles with each bundle given:
 #     titles/s, median of RUNS runs; the 10,000 test titles, and for fasttext also 50,000
-#     (the test titles five times), the sizes of the issue's bars.
+#     (the test titles five times), the sizes of the issue's bars;
+#   - with BERT_BUNDLE=DIR: `newscls predict` of 100 test titles with a bert bundle, where
+#     loading the plugin and LibTorch is most of the time.
 #
-#   scripts/bench/bench_startup.sh OLD_BIN NEW_BIN TFIDF_RF_BUNDLE FASTTEXT_BUNDLE [RUNS]
+#   [BERT_BUNDLE=DIR] scripts/bench/bench_startup.sh OLD_BIN NEW_BIN TFIDF_RF_BUNDLE FASTTEXT_BUNDLE [RUNS]
 set -euo pipefail
 (( $# >= 4 )) || { echo "usage: $0 OLD_BIN NEW_BIN TFIDF_RF_BUNDLE FASTTEXT_BUNDLE [RUNS]" >&2; exit 2; }
 old=$1 new=$2 tfidf=$3 fasttext=$4 runs=${5:-5}
@@ -15,6 +17,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cut -f1 "$data/test.txt" >"$work/test10k.txt"
 for _ in 1 2 3 4 5; do cat "$work/test10k.txt"; done >"$work/test50k.txt"
+head -100 "$work/test10k.txt" >"$work/test100.txt"
 
 # median of the numbers on stdin
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
@@ -55,3 +58,6 @@ measure "predict fasttext 10k" predict --model-dir "$fasttext" --input "$work/te
 rate 10000 "predict fasttext 10k"
 measure "predict fasttext 50k" predict --model-dir "$fasttext" --input "$work/test50k.txt" --log-level warn
 rate 50000 "predict fasttext 50k"
+if [[ -n ${BERT_BUNDLE:-} ]]; then
+  measure "predict bert 100" predict --model-dir "$BERT_BUNDLE" --input "$work/test100.txt" --threads 1 --log-level warn
+fi

@@ -21,7 +21,7 @@
 #include "newscls/core/sha256.h"
 #include "newscls/core/stopwatch.h"
 #include "newscls/core/error.h"
-#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/train_workflow.h"
 #include "pipeline/report.h"
 #include "workflow/calibration.h"
 #include "workflow/splits.h"

@@ -10,7 +10,7 @@
 
 #include "newscls/core/atomic_file.h"
 #include "newscls/workflow/registry.h"
-#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/eval_workflow.h"
 #include "pipeline/stage_facts.h"
 #include "report/svg.h"
 

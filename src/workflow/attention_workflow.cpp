@@ -10,7 +10,7 @@
 #include "newscls/core/error.h"
 #include "newscls/core/parallel.h"
 #include "newscls/workflow/registry.h"
-#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/eval_workflow.h"
 
 namespace newscls {
 

@@ -17,7 +17,7 @@
 #include "newscls/core/parallel.h"
 #include "newscls/workflow/registry.h"
 #include "newscls/core/stopwatch.h"
-#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/eval_workflow.h"
 #include "workflow/splits.h"
 #include "workflow/staging_folder.h"
 

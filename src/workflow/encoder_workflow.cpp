@@ -12,7 +12,6 @@
 #include "newscls/core/error.h"
 #include "newscls/core/interrupt.h"
 #include "newscls/core/parallel.h"
-#include "newscls/workflow/workflow.h"
 #include "newscls/workflow/registry.h"
 
 namespace newscls {

@@ -1,5 +1,4 @@
-#include "newscls/core/parallel.h"
-#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/eval_workflow.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -14,6 +13,7 @@
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
 #include "newscls/core/interrupt.h"
+#include "newscls/core/parallel.h"
 #include "newscls/workflow/predict_output.h"
 #include "newscls/workflow/registry.h"
 #include "newscls/core/request_stats.h"
@@ -52,24 +52,6 @@ std::string predictions_tsv(const EvalOutcome& outcome, const Dataset& data, con
 }
 
 }  // namespace
-
-nlohmann::json build_config(const std::string& family, const std::string& config_file,
-                            const std::vector<std::string>& overrides) {
-  nlohmann::json config = strip_docs(default_config(family));
-  // Held while merging only so that an unknown key's error lists it among the known keys; it
-  // is the workflow's (calibrate_setting reads it), not the family's.
-  config[kCalibrateKey] = true;
-  if (!config_file.empty()) {
-    nlohmann::json file = read_config_file(config_file);
-    file.erase(kCalibrateKey);  // workflow-level, as in --set: calibrate_setting reads it
-    merge_config(config, file, config_file);
-  }
-  for (const std::string& assignment : overrides) {
-    if (!is_workflow_override(assignment)) apply_override(config, assignment);
-  }
-  config.erase(kCalibrateKey);
-  return config;
-}
 
 std::vector<std::size_t> stratified_sample(const std::vector<int>& labels, std::size_t n, std::uint64_t seed) {
   std::vector<std::size_t> all(labels.size());

@@ -8,7 +8,9 @@
 #include "newscls/core/parallel.h"
 #include "newscls/core/progress.h"
 #include "newscls/core/request_stats.h"
-#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/predict_workflow.h"
+#include "newscls/workflow/registry.h"
+#include "newscls/workflow/predict_output.h"
 #include "workflow/score_tally.h"
 
 namespace newscls {

@@ -9,7 +9,7 @@
 #include "newscls/core/error.h"
 #include "newscls/core/parallel.h"
 #include "newscls/workflow/registry.h"
-#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/train_workflow.h"
 
 namespace newscls {
 namespace {

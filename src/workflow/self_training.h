@@ -9,7 +9,7 @@
 
 #include "newscls/core/family.h"
 #include "newscls/core/feed.h"
-#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/train_workflow.h"
 #include "workflow/splits.h"
 #include "workflow/staging_folder.h"
 #include "workflow/train_steps.h"

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "newscls/core/classifier.h"
-#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/train_workflow.h"
 #include "workflow/calibration.h"
 #include "workflow/splits.h"
 

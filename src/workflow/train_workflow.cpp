@@ -11,7 +11,9 @@
 #include "newscls/core/parallel.h"
 #include "newscls/core/sha256.h"
 #include "newscls/core/stopwatch.h"
-#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/train_workflow.h"
+#include "newscls/workflow/eval_workflow.h"
+#include "newscls/workflow/registry.h"
 #include "workflow/calibration.h"
 #include "workflow/splits.h"
 #include "workflow/self_training.h"
@@ -188,6 +190,24 @@ bool continue_work(const TrainRequest& request, const nlohmann::json& settings, 
 }  // namespace
 
 std::string work_dir_for(const std::string& out_dir) { return out_dir + ".work"; }
+
+nlohmann::json build_config(const std::string& family, const std::string& config_file,
+                            const std::vector<std::string>& overrides) {
+  nlohmann::json config = strip_docs(default_config(family));
+  // Held while merging only so that an unknown key's error lists it among the known keys; it
+  // is the workflow's (calibrate_setting reads it), not the family's.
+  config[kCalibrateKey] = true;
+  if (!config_file.empty()) {
+    nlohmann::json file = read_config_file(config_file);
+    file.erase(kCalibrateKey);  // workflow-level, as in --set: calibrate_setting reads it
+    merge_config(config, file, config_file);
+  }
+  for (const std::string& assignment : overrides) {
+    if (!is_workflow_override(assignment)) apply_override(config, assignment);
+  }
+  config.erase(kCalibrateKey);
+  return config;
+}
 
 TrainOutcome train_model(const TrainRequest& request) {
   check_family_options(request);

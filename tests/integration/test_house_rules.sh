@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The architecture's rules, checked on the source tree (docs/ARCHITECTURE.md): core includes
 # no family and no layer above it; no family is named outside its folder, the registry and
-# the docs; commands that do not use bert start without LibTorch; and (at the end) each layer
-# includes and links only layers below it.
+# the docs; commands that do not use bert start without LibTorch; each layer includes and links
+# only layers below it, and no family another; bert's sub-folders include downward only, and
+# predict and serve on a bert bundle never load its training library.
 source "$(dirname "$0")/lib.sh"
 cd "$NEWSCLS_SOURCE_DIR"
 dir=$(scratch)
@@ -49,7 +50,7 @@ layer_rank() {
 # (src/core and include/newscls/core include nothing above core).
 for holder in include/newscls/*/ src/*/; do
   own=$(layer_rank "$(basename "$holder")")
-  grep -rnoE '#include "newscls/[a-z_]+/' "$holder" | while IFS= read -r hit; do
+  { grep -rnoE '#include "newscls/[a-z_]+/' "$holder" || true; } | while IFS= read -r hit; do
     layer=${hit##*newscls/}; layer=${layer%/}
     (( $(layer_rank "$layer") <= own )) || echo "$hit"
   done
@@ -65,6 +66,12 @@ for cmake in $(find src -name CMakeLists.txt); do
   done
 done >"$dir/upward_links"
 [[ ! -s "$dir/upward_links" ]] || { cat "$dir/upward_links" >&2; fail "a library links a library above it"; }
+# A family includes no other family's headers (the cascade reaches its members through core).
+for folder in $folders; do
+  others=$(echo "$folders" | grep -vx "$folder" | paste -sd'|')
+  grep -rnE "#include \"($others)/" "src/$folder" || true
+done >"$dir/family_includes"
+[[ ! -s "$dir/family_includes" ]] || { cat "$dir/family_includes" >&2; fail "a family includes another family's headers"; }
 # The commands use a family through Family and the registry, never its own headers.
 if grep -rnE "#include \"($(echo "$folders" | paste -sd'|'))/" apps >"$dir/app_family_includes"; then
   cat "$dir/app_family_includes" >&2

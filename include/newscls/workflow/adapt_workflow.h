@@ -30,7 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "newscls/core/record_reader.h"
-#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/train_workflow.h"
 
 namespace newscls {
 

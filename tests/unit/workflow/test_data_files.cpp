@@ -11,7 +11,7 @@
 
 #include "newscls/core/bundle.h"
 #include "newscls/core/error.h"
-#include "newscls/workflow/workflow.h"
+#include "newscls/workflow/train_workflow.h"
 #include "test_support.h"
 #include "workflow/splits.h"
 
