@@ -1,7 +1,9 @@
 #include "hf/wordpiece.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -129,6 +131,33 @@ BertTokenizer BertTokenizer::load_dir(const std::string& dir) {
   BertTokenizerOptions options;
   if (std::filesystem::exists(config)) options = read_tokenizer_config(config);
   return load((std::filesystem::path(dir) / "vocab.txt").string(), std::move(options));
+}
+
+std::vector<std::string> BertTokenizer::missing_characters(const std::vector<std::string>& texts, int min_count) const {
+  std::map<std::string, int> counts;
+  for (const std::string& text : texts) {
+    for (std::string& word : basic_tokenize(text, options_.text_options())) {
+      if (split_utf8_chars(word).size() == 1 && id_of(word) < 0) ++counts[std::move(word)];
+    }
+  }
+  std::vector<std::pair<std::string, int>> kept;
+  for (auto& [word, count] : counts) {
+    if (count >= min_count) kept.emplace_back(word, count);
+  }
+  std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> out;
+  for (auto& [word, count] : kept) out.push_back(std::move(word));
+  return out;
+}
+
+BertTokenizer BertTokenizer::with_tokens(const std::vector<std::string>& tokens) const {
+  BertTokenizer grown = *this;
+  for (const std::string& token : tokens) {
+    if (token.empty() || grown.id_of(token) >= 0) continue;
+    grown.ids_[token] = static_cast<std::int64_t>(grown.lines_.size());
+    grown.lines_.push_back(token);
+  }
+  return grown;
 }
 
 std::int64_t BertTokenizer::id_of(const std::string& token) const {

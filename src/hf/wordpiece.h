@@ -65,6 +65,12 @@ class BertTokenizer {
 
   // -1 when the token is not in the vocabulary.
   std::int64_t id_of(const std::string& token) const;
+  // Growing the vocabulary for new text (continued pretraining on a reader's feed): the
+  // one-character words of `texts` (as basic_tokenize splits them) that it lacks, seen at least
+  // min_count times, most frequent first (ties in code point order); and this vocabulary with
+  // `tokens` appended as ids size(), size() + 1, ...
+  std::vector<std::string> missing_characters(const std::vector<std::string>& texts, int min_count) const;
+  BertTokenizer with_tokens(const std::vector<std::string>& tokens) const;
   // Number of lines in vocab.txt: one past the largest id.
   std::int64_t size() const { return static_cast<std::int64_t>(lines_.size()); }
   std::int64_t unk_id() const { return unk_id_; }

@@ -64,6 +64,19 @@ assert_eq "feed vocabulary|0|0" "$(json_get "$dir/ft-d/manifest.json" \
   "'|'.join(str(x) for x in (j['training']['adaptation']['method'], j['training']['adaptation']['settings']['rounds'], len(j['training']['adaptation']['rounds'])))")" \
   "fasttext's default adaptation"
 
+# An imported WordPiece bundle (the compatibility fixture's, its vocabulary cut to a few hundred
+# tokens): its encoder continues on the feed, its vocabulary grown by the feed's characters it
+# lacked, then it is fine-tuned again from there; it predicts as a WordPiece bundle.
+fx="$NEWSCLS_SOURCE_DIR/tests/fixtures/bundles_v1"
+"$NEWSCLS_BIN" adapt --model-dir "$fx/bundles/bert-hf" --data "$fx/data" --unlabeled "$dir/feed.txt" --out "$dir/hf-a" \
+  --threads 1 --seed 3 --rounds 0 >/dev/null 2>"$dir/hf.err" || { tail "$dir/hf.err" >&2; fail "adapting an imported bundle"; }
+m="$dir/hf-a/manifest.json"
+assert_eq "feed vocabulary + domain-adaptive pretraining" "$(json_get "$m" "j['training']['adaptation']['method']")" "WordPiece method"
+assert_eq True "$(json_get "$m" "j['training']['adaptation']['pretraining']['vocab_added'] > 100")" "the WordPiece vocabulary grew"
+assert_eq wordpiece "$(json_get "$m" "j['config']['tokenizer']")" "still a WordPiece bundle"
+echo "央行宣布降准" | "$NEWSCLS_BIN" predict --model-dir "$dir/hf-a" >"$dir/hf.pred" || fail "predict with the adapted WordPiece bundle"
+assert_contains "$dir/hf.pred" '"label"'
+
 # Refusals: nothing written under --out.
 printf '\n  \n' >"$dir/empty.txt"
 expect_exit 1 "$dir/empty.err" "$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --unlabeled "$dir/empty.txt" --out "$dir/x"

@@ -10,7 +10,6 @@
 namespace newscls::bert {
 namespace {
 
-constexpr const char* kVocabPayload = "vocab.bin";
 constexpr const char* kEncoderPayload = "encoder.bin";
 
 }  // namespace
@@ -21,20 +20,19 @@ EncoderBundle open_encoder_bundle(const std::string& dir) {
     throw ModelFormatError(dir, "is a '" + bundle.manifest().family + "' bundle, not a " +
                                     kEncoderFamily + " (made by newscls pretrain)");
   }
-  return {CharVocab::load(bundle.payload_path(kVocabPayload)),
-          parse_options(bundle.manifest().config), bundle.payload_path(kEncoderPayload)};
+  Options options = parse_options(bundle.manifest().config);
+  return {TitleTokenizer::load(bundle, options.tokenizer), std::move(options), bundle.payload_path(kEncoderPayload)};
 }
 
-void save_encoder_payloads(BundleWriter& writer, const CharVocab& vocab, const EncoderImpl& encoder) {
-  vocab.save(writer.payload_path(kVocabPayload));
+void save_encoder_payloads(BundleWriter& writer, const TitleTokenizer& vocab, const EncoderImpl& encoder) {
+  vocab.save(writer, encoder.arch().vocab_size);
   save_tensors(writer.payload_path(kEncoderPayload), named_state(encoder));
 }
 
 void verify_encoder_bundle(const std::string& dir) {
   EncoderBundle enc = open_encoder_bundle(dir);
-  const TitleTokenizer vocab(std::move(enc.vocab));
   Architecture arch = enc.options.arch;
-  arch.vocab_size = std::max(arch.vocab_size, vocab.size());  // as build_model sizes it
+  arch.vocab_size = std::max(arch.vocab_size, enc.vocab.size());  // as build_model sizes it
   ClassifierModel model(arch, /*num_classes=*/0, std::make_shared<MaskRng>(1));
   load_tensors(enc.weights_path, named_state(*model->encoder));
 }

@@ -1,6 +1,7 @@
-// The encoder bundle: a model bundle of family "bert-encoder" with payloads vocab.bin
-// (CharVocab) and encoder.bin (named tensors), written by `newscls pretrain` and read by
-// `train --init DIR` and by `info`'s verification.
+// The encoder bundle: a model bundle of family "bert-encoder" with its vocabulary's payloads
+// (vocab.bin, a CharVocab; or, continued from an imported checkpoint, the WordPiece ones, as
+// its config's "tokenizer" says) and encoder.bin (named tensors), written by `newscls pretrain`
+// and `adapt` and read by `train --init DIR` and by `info`'s verification.
 //
 //   save_encoder_payloads(writer, vocab, *encoder);        // then writer.commit(manifest)
 //   EncoderBundle enc = open_encoder_bundle(dir);
@@ -11,7 +12,7 @@
 
 #include "bert/model/encoder.h"
 #include "bert/model/settings.h"
-#include "bert/tokens/vocab.h"
+#include "bert/tokens/title_tokenizer.h"
 #include "newscls/core/bundle.h"
 
 namespace newscls::bert {
@@ -19,14 +20,14 @@ namespace newscls::bert {
 constexpr const char* kEncoderFamily = "bert-encoder";
 
 struct EncoderBundle {
-  CharVocab vocab;
+  TitleTokenizer vocab;
   Options options;
   std::string weights_path;
 };
 
 // Throws ModelFormatError when dir holds a bundle of another family.
 EncoderBundle open_encoder_bundle(const std::string& dir);
-void save_encoder_payloads(BundleWriter& writer, const CharVocab& vocab, const EncoderImpl& encoder);
+void save_encoder_payloads(BundleWriter& writer, const TitleTokenizer& vocab, const EncoderImpl& encoder);
 // Loads an encoder bundle as `train --init DIR` would (vocabulary, architecture, every tensor
 // by name and shape); throws ModelFormatError naming what does not fit.
 void verify_encoder_bundle(const std::string& dir);

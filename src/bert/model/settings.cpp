@@ -205,8 +205,16 @@ void refuse_architecture_mistakes(const Options& o) {
 }
 
 void check_trainable(const Options& o, const std::string& init_dir) {
-  if (init_dir.rfind(kHfInitPrefix, 0) != 0) refuse_import_keys(o);
-  if (init_dir.empty()) refuse_architecture_mistakes(o);
+  if (init_dir.empty()) {
+    refuse_import_keys(o);
+    refuse_architecture_mistakes(o);
+  } else if (init_dir.rfind(kHfInitPrefix, 0) != 0) {
+    // An encoder bundle brings its vocabulary, WordPiece when continued from an imported
+    // checkpoint: the tokenizer key is checked against it once it is read.
+    Options keys = o;
+    keys.tokenizer = "char";
+    refuse_import_keys(keys);
+  }
 }
 
 }  // namespace newscls::bert

@@ -67,4 +67,18 @@ std::vector<std::string> TitleTokenizer::tokens_of(const std::vector<std::int64_
 
 std::int64_t TitleTokenizer::size() const { return chars_ ? chars_->size() : wordpiece_->size(); }
 
+TitleTokenizer TitleTokenizer::grown(const std::vector<std::string>& texts, int min_count, int max_size) const {
+  if (chars_) return TitleTokenizer(chars_->grown(texts, min_count, max_size));
+  return TitleTokenizer(wordpiece_->with_tokens(wordpiece_->missing_characters(texts, min_count)));
+}
+
+MaskIds TitleTokenizer::mask_ids() const {
+  if (chars_) return MaskIds{};
+  if (wordpiece_->mask_id() < 0) {
+    throw ModelFormatError(wordpiece_->vocab_path(), "has no mask token '" + wordpiece_->options().mask_token +
+                                                         "': masked-language modelling needs one");
+  }
+  return {wordpiece_->pad_id(), wordpiece_->cls_id(), wordpiece_->sep_id(), wordpiece_->mask_id(), 0};
+}
+
 }  // namespace newscls::bert

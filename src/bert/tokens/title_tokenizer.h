@@ -36,6 +36,15 @@ class TitleTokenizer {
   void set_fold_punctuation(bool fold) { fold_punctuation_ = fold; }
   std::vector<std::string> tokens_of(const std::vector<std::int64_t>& ids) const;
   std::int64_t size() const;
+  bool is_wordpiece() const { return wordpiece_.has_value(); }
+
+  // For continued pretraining on new text: this vocabulary with the characters of `texts` it
+  // lacks, seen at least min_count times (a character vocabulary up to max_size tokens; a
+  // WordPiece one appends them after its last line).
+  TitleTokenizer grown(const std::vector<std::string>& texts, int min_count, int max_size) const;
+  // A WordPiece vocabulary's own special ids (random replacements from the whole vocabulary,
+  // as BERT draws them); ModelFormatError when it has no mask token.
+  MaskIds mask_ids() const;
 
  private:
   std::optional<CharVocab> chars_;

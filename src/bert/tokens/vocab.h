@@ -21,6 +21,12 @@ namespace newscls::bert {
 constexpr std::int64_t kPad = 0, kUnk = 1, kCls = 2, kSep = 3, kMask = 4;
 constexpr std::int64_t kNumSpecial = 5;
 
+// What masked-language modelling corrupts titles with: the ids it never masks, the mask, and
+// the first id a random replacement is drawn from (up to the vocabulary's last).
+struct MaskIds {
+  std::int64_t pad = kPad, cls = kCls, sep = kSep, mask = kMask, first_random = kNumSpecial;
+};
+
 // Titles as token ids, a row per title.
 using Encoded = std::vector<std::vector<std::int64_t>>;
 

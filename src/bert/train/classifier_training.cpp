@@ -50,6 +50,25 @@ nlohmann::json init_from_hf(ClassifierState& s, const std::string& dir, const st
 
 // Vocabulary and encoder weights: from --init, from a finished pretraining phase of an
 // interrupted run, or by pretraining now (pretrain_epochs > 0), else random.
+// An encoder bundle's architecture: all of it when it was continued from an imported checkpoint
+// (a WordPiece vocabulary, positions, norms of its own), else the keys pretraining sets.
+void adopt_encoder_architecture(ClassifierState& s, const Options& encoder) {
+  if (encoder.tokenizer != "char") {
+    s.options.arch = encoder.arch;
+    s.options.tokenizer = encoder.tokenizer;
+    s.config["tokenizer"] = encoder.tokenizer;
+  } else {
+    s.options.arch.layers = encoder.arch.layers;
+    s.options.arch.hidden = encoder.arch.hidden;
+    s.options.arch.heads = encoder.arch.heads;
+    s.options.arch.ff = encoder.arch.ff;
+    s.options.arch.max_len = encoder.arch.max_len;
+    s.options.arch.bigram_buckets = encoder.arch.bigram_buckets;
+    s.options.arch.trigram_buckets = encoder.arch.trigram_buckets;
+  }
+  set_architecture(s.config, s.options.arch);
+}
+
 nlohmann::json prepare_encoder(ClassifierState& s, const TrainContext& ctx, Collective* comm,
                                const Stopwatch& since_start) {
   const auto num_classes = static_cast<std::int64_t>(ctx.labels->size());
@@ -63,15 +82,9 @@ nlohmann::json prepare_encoder(ClassifierState& s, const TrainContext& ctx, Coll
                                      {"bigram_buckets", a.bigram_buckets}, {"trigram_buckets", a.trigram_buckets}}) {
       refuse_if_set(s.config, defaults, ctx.given_keys, key, value, ctx.init_dir);
     }
-    s.options.arch.layers = enc.options.arch.layers;
-    s.options.arch.hidden = enc.options.arch.hidden;
-    s.options.arch.heads = enc.options.arch.heads;
-    s.options.arch.ff = enc.options.arch.ff;
-    s.options.arch.max_len = enc.options.arch.max_len;
-    s.options.arch.bigram_buckets = enc.options.arch.bigram_buckets;
-    s.options.arch.trigram_buckets = enc.options.arch.trigram_buckets;
-    set_architecture(s.config, s.options.arch);
-    s.vocab = TitleTokenizer(std::move(enc.vocab));
+    refuse_if_set(s.config, defaults, ctx.given_keys, "tokenizer", enc.options.tokenizer, ctx.init_dir);
+    adopt_encoder_architecture(s, enc.options);
+    s.vocab = std::move(enc.vocab);
     build_model(s, num_classes);
     load_tensors(enc.weights_path, named_state(*s.model->encoder));
     spdlog::info("fine-tuning from encoder bundle {}", ctx.init_dir);
@@ -124,7 +137,8 @@ nlohmann::json train_classifier(ClassifierState& s, const TrainContext& ctx) {
                   "the training settings (start every rank with the same command line, data and --init)");
   nlohmann::json facts = prepare_encoder(s, ctx, &comm, watch);
   Options tuning = s.options;
-  if (ctx.init_dir.rfind(kHfInitPrefix, 0) == 0) tuning.lr = s.options.pretrained_lr;
+  // A pretrained checkpoint's weights (imported, or continued from one) move at its own rate.
+  if (ctx.init_dir.rfind(kHfInitPrefix, 0) == 0 || s.vocab->is_wordpiece()) tuning.lr = s.options.pretrained_lr;
   refuse_architecture_mistakes(s.options);  // again once --init has brought its own layer count
   if (s.options.freeze_layers > 0) s.model->encoder->freeze(s.options.freeze_layers);
 

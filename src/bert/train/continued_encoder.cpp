@@ -10,18 +10,12 @@
 namespace newscls::bert {
 namespace {
 
-constexpr const char* kVocabPayload = "vocab.bin";
-
 Options adaptable_options(const Bundle& bundle) {
   const Manifest& m = bundle.manifest();
   if (m.family != "bert") {
     throw ModelFormatError(bundle.dir(), "is a '" + m.family + "' bundle; continued pretraining needs a bert classifier");
   }
   Options o = parse_options(m.config);
-  if (o.tokenizer != "char") {
-    throw UsageError(bundle.dir() + ": continued pretraining of a WordPiece vocabulary (an imported checkpoint) is "
-                     "not built; adapt it by self-training alone: newscls adapt --no-pretraining ...");
-  }
   if (m.payloads.count(kWeightsPayload) == 0) {
     throw UsageError(bundle.dir() + ": holds no float weights (an int8 bundle of compress?); adapt the float bundle it "
                      "was made from, then compress the result");
@@ -50,9 +44,10 @@ ContinuedEncoder continue_encoder(const std::string& bundle_dir, const std::vect
                                   const std::shared_ptr<MaskRng>& rng) {
   const Bundle bundle = Bundle::open(bundle_dir);
   Options o = adaptable_options(bundle);
-  const CharVocab trained_vocab = CharVocab::load(bundle.payload_path(kVocabPayload));
+  const TitleTokenizer trained_vocab = TitleTokenizer::load(bundle, o.tokenizer);
   o.arch.vocab_size = std::max(o.arch.vocab_size, trained_vocab.size());
-  ClassifierModel trained(o.arch, static_cast<std::int64_t>(bundle.manifest().labels.size()), rng);
+  const auto classes = static_cast<std::int64_t>(o.classifier ? bundle.manifest().labels.size() : 0);
+  ClassifierModel trained(o.arch, classes, rng);
   load_tensors(bundle.payload_path(kWeightsPayload), named_state(*trained));
 
   ContinuedEncoder out{trained_vocab.grown(corpus, o.vocab_min_count, o.vocab_max_size), o, nullptr, 0};
@@ -61,8 +56,8 @@ ContinuedEncoder continue_encoder(const std::string& bundle_dir, const std::vect
   out.encoder = Encoder(out.options.arch, rng);
   init_bert_weights(*out.encoder);
   copy_grown(named_state(*trained->encoder), named_state(*out.encoder));
-  spdlog::info("continued pretraining from {}: vocabulary {} + {} characters of the new text", bundle_dir,
-               trained_vocab.size(), out.added_tokens);
+  spdlog::info("continued pretraining from {}: {} vocabulary {} + {} characters of the new text", bundle_dir,
+               o.tokenizer, trained_vocab.size(), out.added_tokens);
   return out;
 }
 

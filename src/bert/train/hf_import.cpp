@@ -66,10 +66,10 @@ bool is_given(const nlohmann::json& config, const nlohmann::json& defaults, cons
 }
 
 void refuse_if_set(const nlohmann::json& config, const nlohmann::json& defaults, const std::vector<std::string>& given_keys,
-                   const std::string& key, long long init_value, const std::string& origin) {
+                   const std::string& key, const nlohmann::json& init_value, const std::string& origin) {
   if (!is_given(config, defaults, given_keys, key) || config.at(key) == init_value) return;
-  throw ConfigError(key, "is " + config.at(key).dump() + " but --init " + origin + " has " +
-                             std::to_string(init_value) + "; it fixes it (drop the key)");
+  throw ConfigError(key, "is " + config.at(key).dump() + " but --init " + origin + " has " + init_value.dump() +
+                             "; it fixes it (drop the key)");
 }
 
 Architecture architecture_of(const hf::BertCheckpoint& ck, std::int64_t max_len) {

@@ -8,6 +8,7 @@
 #include "bert/kernels/blas_threads.h"
 #include "bert/model/encoder_bundle.h"
 #include "bert/tokens/batching.h"
+#include "bert/tokens/title_tokenizer.h"
 #include "bert/train/continued_encoder.h"
 #include "bert/train/training.h"
 #include "newscls/core/config.h"
@@ -58,8 +59,12 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   const std::vector<std::string> corpus = pretraining_corpus(request);
   std::optional<ContinuedEncoder> continued;
   if (!request.continue_from.empty()) continued = continue_encoder(request.continue_from, corpus, rng);
-  CharVocab vocab = continued ? continued->vocab : CharVocab::build(corpus, options.vocab_min_count, options.vocab_max_size);
+  TitleTokenizer vocab =
+      continued ? continued->vocab : TitleTokenizer(CharVocab::build(corpus, options.vocab_min_count, options.vocab_max_size));
   if (continued) options = continued->options;
+  // A pretrained checkpoint's weights (WordPiece: imported) move at its own rate here too, as
+  // when they are fine-tuned.
+  if (vocab.is_wordpiece()) options.pretrain_lr = options.pretrained_lr;
   options.arch.vocab_size = std::max(continued ? options.arch.vocab_size : 0, vocab.size());
   Encoder encoder = continued ? continued->encoder : Encoder(options.arch, rng);
   if (!continued) init_bert_weights(*encoder);
@@ -67,7 +72,7 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   Collective comm(request.distributed);
   comm.check_same(pretrain_fingerprint(config, request),
                   "the pretraining settings (start every rank with the same command line and data)");
-  nlohmann::json facts = pretrain_mlm(encoder, rng, options, {&titles, vocab.size(), request.seed, &comm});
+  nlohmann::json facts = pretrain_mlm(encoder, rng, options, {&titles, vocab.size(), request.seed, &comm, vocab.mask_ids()});
   facts["vocab_size"] = vocab.size();
   facts["pretrain_titles"] = corpus.size();
   if (request.unlabeled != nullptr) facts["unlabeled_titles"] = request.unlabeled->size();

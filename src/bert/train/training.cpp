@@ -66,25 +66,27 @@ struct MaskedBatch {
   torch::Tensor inputs, positions, targets;
 };
 
-// BERT's MLM corruption over real characters ([CLS]/[SEP]/[PAD] never chosen).
-MaskedBatch mask_tokens(const Batch& batch, double mask_prob, std::int64_t vocab_size,
+// BERT's MLM corruption over real tokens (padding, [CLS] and [SEP] never chosen).
+MaskedBatch mask_tokens(const Batch& batch, double mask_prob, std::int64_t vocab_size, const MaskIds& special,
                         std::mt19937_64& gen) {
   MaskedBatch out;
   out.inputs = batch.ids.clone();
   auto ids = out.inputs.accessor<std::int64_t, 2>();
+  const auto valid = batch.key_valid.accessor<bool, 2>();
   const std::int64_t b = ids.size(0), t = ids.size(1);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::uniform_int_distribution<std::int64_t> random_token(kNumSpecial, std::max(kNumSpecial, vocab_size - 1));
+  std::uniform_int_distribution<std::int64_t> random_token(special.first_random,
+                                                           std::max(special.first_random, vocab_size - 1));
   std::vector<std::int64_t> positions, targets;
   for (std::int64_t i = 0; i < b; ++i) {
     for (std::int64_t j = 0; j < t; ++j) {
       const std::int64_t id = ids[i][j];
-      if (id == kPad || id == kCls || id == kSep || unit(gen) >= mask_prob) continue;
+      if (!valid[i][j] || id == special.pad || id == special.cls || id == special.sep || unit(gen) >= mask_prob) continue;
       positions.push_back(i * t + j);
       targets.push_back(id);
       const double r = unit(gen);
       if (r < 0.8) {
-        ids[i][j] = kMask;
+        ids[i][j] = special.mask;
       } else if (r < 0.9) {
         ids[i][j] = random_token(gen);
       }
@@ -290,7 +292,7 @@ nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng
       const Stopwatch watch;
       const double l = shard_backward(optimizer, *mlm, job.comm, rows, [&](const std::vector<std::size_t>& mine) {
         Batch batch = make_batch(*job.titles, mine, nullptr);
-        MaskedBatch mb = mask_tokens(batch, o.mask_prob, job.vocab_size, mask_gen);
+        MaskedBatch mb = mask_tokens(batch, o.mask_prob, job.vocab_size, job.ids, mask_gen);
         return torch::cross_entropy_loss(mlm(mb.inputs, batch.key_valid, mb.positions), mb.targets);
       });
       optimiser_step(optimizer, o, o.pretrain_lr, step, total);

@@ -37,6 +37,7 @@ struct PretrainJob {
   std::int64_t vocab_size = 0;
   std::uint64_t seed = 1;
   Collective* comm = nullptr;                   // null: one process
+  MaskIds ids;                                  // a WordPiece vocabulary's own (TitleTokenizer::mask_ids)
 };
 
 // Trains encoder in place with masked-language modelling; returns facts for metrics.json.

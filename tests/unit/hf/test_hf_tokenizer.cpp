@@ -86,6 +86,20 @@ TEST(HfTokenizer, SpecialTokensInTheTextStayWholeAndEncodeTruncates) {
   EXPECT_THROW(tok.encode("a", 1), ConfigError);
 }
 
+TEST(HfTokenizer, GrowsByTheMissingCharactersOfNewText) {
+  const BertTokenizer tok = BertTokenizer::load(small_vocab("央\n"));
+  // 行 twice, 降 once, 央 known, "un" no single character: min_count 2 keeps 行 alone.
+  const std::vector<std::string> texts = {"央行 un", "行降"};
+  EXPECT_EQ(tok.missing_characters(texts, 2), std::vector<std::string>{"行"});
+  EXPECT_EQ(tok.missing_characters(texts, 1), (std::vector<std::string>{"行", "降"}));
+  const BertTokenizer grown = tok.with_tokens(tok.missing_characters(texts, 1));
+  EXPECT_EQ(grown.size(), tok.size() + 2);
+  EXPECT_EQ(grown.id_of("行"), tok.size());
+  EXPECT_EQ(grown.tokenize("央行降"), (std::vector<std::string>{"央", "行", "降"}));
+  EXPECT_EQ(tok.tokenize("央行降"), (std::vector<std::string>{"央", "[UNK]", "[UNK]"}));
+  EXPECT_EQ(grown.with_tokens({"行", ""}).size(), grown.size());  // known and empty tokens are skipped
+}
+
 TEST(HfTokenizer, TextPipelineRules) {
   hf::BertTextOptions lower;
   EXPECT_EQ(hf::basic_tokenize("Héllo,World!", lower), (std::vector<std::string>{"hello", ",", "world", "!"}));
