@@ -17,3 +17,6 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:intercept_tls_get_addr=0:abo
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions='$sanitizer_root/tests/sanitizer/lsan.supp':print_suppressions=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:suppressions='$sanitizer_root/tests/sanitizer/ubsan.supp'}"
 sanitizer_excluded_tests='Subword|test_subword_'
+# test_bundle_compat's fixtures were recorded by a Release build; at -O1 the int8 GEMM sums in
+# another order and scores move in the 6th decimal: compared within 1e-4 here.
+export NEWSCLS_COMPAT_TOLERANCE=${NEWSCLS_COMPAT_TOLERANCE:-1e-4}
