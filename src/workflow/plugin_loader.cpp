@@ -1,15 +1,11 @@
 #include "workflow/plugin_loader.h"
 
-#include <dlfcn.h>
-#include <unistd.h>
-
-#include <climits>
 #include <cstdlib>
-#include <filesystem>
 
 #include <spdlog/spdlog.h>
 
 #include "newscls/core/error.h"
+#include "newscls/core/shared_library.h"
 
 namespace newscls {
 namespace {
@@ -25,17 +21,6 @@ void tune_blas_before_load() {
     setenv("OPENBLAS_CORETYPE", core, 1);
     spdlog::debug("OPENBLAS_CORETYPE={} (from the CPU's features)", core);
   }
-}
-
-// The build records where the plugin was built; a copied tool finds it next to itself.
-std::string plugin_path(const std::string& built_at) {
-  if (std::filesystem::exists(built_at)) return built_at;
-  char self[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return built_at;
-  self[n] = '\0';
-  const auto beside = std::filesystem::path(self).parent_path() / std::filesystem::path(built_at).filename();
-  return std::filesystem::exists(beside) ? beside.string() : built_at;
 }
 
 }  // namespace
@@ -54,14 +39,9 @@ const char* best_openblas_core() {
 
 const Family& load_family_plugin(const std::string& name, const std::string& built_at) {
   tune_blas_before_load();
-  const std::string path = plugin_path(built_at);
-  // Never closed: the family's objects live until the process ends.
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    throw IoError(path, "cannot load model family '" + name + "': " + std::string(dlerror()));
-  }
+  const std::string path = library_beside_tool(built_at);
   using Entry = const Family* (*)();
-  auto entry = reinterpret_cast<Entry>(dlsym(handle, "newscls_family"));
+  auto entry = reinterpret_cast<Entry>(library_symbol(path, "model family '" + name + "'", "newscls_family"));
   const Family* family = entry ? entry() : nullptr;
   if (family == nullptr || family->name() != name) {
     throw IoError(path, "is not the plugin of model family '" + name + "'");
