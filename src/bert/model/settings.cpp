@@ -183,6 +183,17 @@ void set_architecture(nlohmann::json& config, const Architecture& arch) {
 
 void check_known_keys(const nlohmann::json& config) { check_config_keys(config, default_options_json(), "bert"); }
 
+namespace {
+
+// A classifier without a head could not classify: training gives it one.
+void refuse_headless(const Options& o) {
+  if (!o.classifier) {
+    throw ConfigError("classifier", "false marks an imported encoder without a head (import-hf); training gives it one");
+  }
+}
+
+}  // namespace
+
 // Keys that import-hf and --init hf: set. Given by hand, training ran to the end and wrote a
 // bundle that could not load (wordpiece without its vocabulary) or could not classify.
 void refuse_import_keys(const Options& o) {
@@ -190,9 +201,7 @@ void refuse_import_keys(const Options& o) {
     throw ConfigError("tokenizer", "wordpiece comes with an imported vocab.txt (import-hf, or train --init hf:DIR); "
                                    "training from the titles builds a char vocabulary");
   }
-  if (!o.classifier) {
-    throw ConfigError("classifier", "false marks an imported encoder without a head (import-hf); training gives it one");
-  }
+  refuse_headless(o);
 }
 
 // Refused before pretraining is spent on it (it was found after).
@@ -211,9 +220,7 @@ void check_trainable(const Options& o, const std::string& init_dir) {
   } else if (init_dir.rfind(kHfInitPrefix, 0) != 0) {
     // An encoder bundle brings its vocabulary, WordPiece when continued from an imported
     // checkpoint: the tokenizer key is checked against it once it is read.
-    Options keys = o;
-    keys.tokenizer = "char";
-    refuse_import_keys(keys);
+    refuse_headless(o);
   }
 }
 
