@@ -5,6 +5,7 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -15,9 +16,9 @@
 #include "newscls/core/error.h"
 #include "newscls/core/interrupt.h"
 #include "newscls/core/parallel.h"
-#include "newscls/workflow/registry.h"
 #include "newscls/core/stopwatch.h"
 #include "newscls/workflow/eval_workflow.h"
+#include "newscls/workflow/registry.h"
 #include "workflow/splits.h"
 #include "workflow/staging_folder.h"
 
@@ -334,13 +335,15 @@ nlohmann::json compress_and_report(const CompressOptions& o, const Family& famil
 
 // The compress methods of every family that learn from teachers: "distill".
 std::string teacher_methods() {
-  std::string names;
+  std::set<std::string> methods;
   for (const std::string& name : known_families()) {
     const Family& family = find_family(name);
     for (const std::string& m : family.compress_methods()) {
-      if (family.compress_method_takes_teachers(m) && names.find(m) == std::string::npos) names += (names.empty() ? "" : " or ") + m;
+      if (family.compress_method_takes_teachers(m)) methods.insert(m);
     }
   }
+  std::string names;
+  for (const std::string& m : methods) names += (names.empty() ? "" : " or ") + m;
   return names;
 }
 
