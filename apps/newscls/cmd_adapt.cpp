@@ -3,8 +3,8 @@
 
 #include "commands.h"
 #include "common_options.h"
-#include "newscls/workflow/adapt_workflow.h"
 #include "newscls/core/metrics.h"
+#include "newscls/workflow/adapt_workflow.h"
 
 namespace newscls::app {
 

@@ -6,8 +6,8 @@
 
 #include "commands.h"
 #include "common_options.h"
-#include "stage_table.h"
 #include "newscls/workflow/eval_workflow.h"
+#include "stage_table.h"
 
 namespace newscls::app {
 

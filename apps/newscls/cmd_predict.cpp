@@ -2,8 +2,8 @@
 
 #include "commands.h"
 #include "common_options.h"
-#include "newscls/workflow/predict_workflow.h"
 #include "newscls/workflow/predict_output.h"
+#include "newscls/workflow/predict_workflow.h"
 
 namespace newscls::app {
 

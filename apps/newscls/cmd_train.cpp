@@ -3,10 +3,10 @@
 
 #include "commands.h"
 #include "common_options.h"
-#include "stage_table.h"
 #include "newscls/core/classifier.h"
-#include "newscls/workflow/train_workflow.h"
 #include "newscls/workflow/registry.h"
+#include "newscls/workflow/train_workflow.h"
+#include "stage_table.h"
 
 namespace newscls::app {
 

@@ -1,8 +1,8 @@
 // The bert family as the registry sees it.
+#include "newscls/core/family.h"
 #include "bert/bert.h"
 #include "bert/bert_training.h"
 #include "bert/model/settings.h"
-#include "newscls/core/family.h"
 
 namespace newscls::bert {
 namespace {

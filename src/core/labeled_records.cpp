@@ -5,8 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "newscls/core/record_reader.h"
 #include "newscls/core/error.h"
+#include "newscls/core/record_reader.h"
 #include "newscls/core/utf8.h"
 
 namespace newscls {

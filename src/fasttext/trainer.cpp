@@ -12,8 +12,8 @@
 #include <fmt/format.h>
 
 #include "newscls/core/interrupt.h"
-#include "newscls/core/stopwatch.h"
 #include "newscls/core/progress.h"
+#include "newscls/core/stopwatch.h"
 
 namespace newscls::fasttext {
 namespace {

@@ -1,8 +1,8 @@
 // The llm family as the registry sees it: it can run only where the client finds an API key
 // (or the server needs none).
+#include "newscls/core/family.h"
 #include "llm/api_key.h"
 #include "llm/llm.h"
-#include "newscls/core/family.h"
 
 namespace newscls::llm {
 namespace {

@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "llm/http_engine.h"
-#include "llm/settings.h"
 #include "llm/prompt.h"
 #include "llm/response_cache.h"
 #include "llm/run_stats.h"
+#include "llm/settings.h"
 #include "newscls/core/classifier.h"
 
 namespace newscls::llm {

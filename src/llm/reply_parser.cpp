@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "newscls/core/metrics.h"
-#include "newscls/text/normalize.h"
 #include "newscls/core/utf8.h"
+#include "newscls/text/normalize.h"
 
 namespace newscls::llm {
 namespace {

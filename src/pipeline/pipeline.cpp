@@ -11,16 +11,16 @@
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "newscls/workflow/adapt_workflow.h"
 #include "newscls/core/atomic_file.h"
 #include "newscls/core/bundle.h"
 #include "newscls/core/bundle_files.h"
-#include "newscls/workflow/compress_workflow.h"
 #include "newscls/core/config.h"
-#include "newscls/workflow/registry.h"
+#include "newscls/core/error.h"
 #include "newscls/core/sha256.h"
 #include "newscls/core/stopwatch.h"
-#include "newscls/core/error.h"
+#include "newscls/workflow/adapt_workflow.h"
+#include "newscls/workflow/compress_workflow.h"
+#include "newscls/workflow/registry.h"
 #include "newscls/workflow/train_workflow.h"
 #include "pipeline/report.h"
 #include "workflow/calibration.h"

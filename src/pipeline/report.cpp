@@ -9,8 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include "newscls/core/atomic_file.h"
-#include "newscls/workflow/registry.h"
 #include "newscls/workflow/eval_workflow.h"
+#include "newscls/workflow/registry.h"
 #include "pipeline/stage_facts.h"
 #include "report/svg.h"
 

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "newscls/core/json_parse.h"
-#include "newscls/workflow/predict_output.h"
 #include "newscls/core/utf8.h"
+#include "newscls/workflow/predict_output.h"
 
 namespace newscls::serve {
 namespace {

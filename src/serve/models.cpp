@@ -5,8 +5,8 @@
 
 #include "newscls/core/bundle.h"
 #include "newscls/core/error.h"
-#include "newscls/workflow/predict_output.h"
 #include "newscls/core/request_stats.h"
+#include "newscls/workflow/predict_output.h"
 #include "serve/api.h"
 
 namespace newscls::serve {

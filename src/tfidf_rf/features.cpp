@@ -1,7 +1,7 @@
 #include "tfidf_rf/features.h"
 
-#include "newscls/text/normalize.h"
 #include "newscls/core/utf8.h"
+#include "newscls/text/normalize.h"
 
 namespace newscls::tfidf_rf {
 

@@ -11,8 +11,8 @@
 #include "newscls/core/bundle.h"
 #include "newscls/core/error.h"
 #include "newscls/core/parallel.h"
-#include "newscls/workflow/registry.h"
 #include "newscls/core/stopwatch.h"
+#include "newscls/workflow/registry.h"
 #include "workflow/self_training.h"
 #include "workflow/self_training_rounds.h"
 

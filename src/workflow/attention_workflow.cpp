@@ -9,8 +9,8 @@
 #include "newscls/core/data.h"
 #include "newscls/core/error.h"
 #include "newscls/core/parallel.h"
-#include "newscls/workflow/registry.h"
 #include "newscls/workflow/eval_workflow.h"
+#include "newscls/workflow/registry.h"
 
 namespace newscls {
 

@@ -3,14 +3,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include "newscls/workflow/predict_workflow.h"
 #include "newscls/core/atomic_file.h"
 #include "newscls/core/interrupt.h"
 #include "newscls/core/parallel.h"
 #include "newscls/core/progress.h"
 #include "newscls/core/request_stats.h"
-#include "newscls/workflow/predict_workflow.h"
-#include "newscls/workflow/registry.h"
 #include "newscls/workflow/predict_output.h"
+#include "newscls/workflow/registry.h"
 #include "workflow/score_tally.h"
 
 namespace newscls {

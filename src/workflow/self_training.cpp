@@ -8,8 +8,8 @@
 
 #include "newscls/core/error.h"
 #include "newscls/core/interrupt.h"
-#include "newscls/workflow/registry.h"
 #include "newscls/core/stopwatch.h"
+#include "newscls/workflow/registry.h"
 #include "workflow/pseudo_labels.h"
 #include "workflow/self_training_rounds.h"
 

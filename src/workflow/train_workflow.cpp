@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "newscls/workflow/train_workflow.h"
 #include "newscls/core/atomic_file.h"
 #include "newscls/core/bundle.h"
 #include "newscls/core/bundle_files.h"
@@ -11,12 +12,11 @@
 #include "newscls/core/parallel.h"
 #include "newscls/core/sha256.h"
 #include "newscls/core/stopwatch.h"
-#include "newscls/workflow/train_workflow.h"
 #include "newscls/workflow/eval_workflow.h"
 #include "newscls/workflow/registry.h"
 #include "workflow/calibration.h"
-#include "workflow/splits.h"
 #include "workflow/self_training.h"
+#include "workflow/splits.h"
 #include "workflow/train_steps.h"
 #include "workflow/work_folder.h"
 

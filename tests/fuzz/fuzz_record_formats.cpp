@@ -8,8 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include "fuzz_support.h"
-#include "newscls/core/record_reader.h"
 #include "newscls/core/error.h"
+#include "newscls/core/record_reader.h"
 #include "newscls/core/utf8.h"
 
 namespace {

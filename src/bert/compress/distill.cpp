@@ -8,8 +8,8 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
-#include "bert/compress/attention_kl.h"
 #include "bert/bert.h"
+#include "bert/compress/attention_kl.h"
 #include "bert/compress/compress.h"
 #include "bert/compress/float_bert.h"
 #include "bert/compress/quantize.h"

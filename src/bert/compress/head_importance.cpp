@@ -2,9 +2,9 @@
 #include <cmath>
 #include <map>
 
-#include "bert/tokens/batching.h"
 #include "bert/compress/prune.h"
 #include "bert/model/tensor_io.h"
+#include "bert/tokens/batching.h"
 #include "newscls/core/error.h"
 
 namespace newscls::bert {

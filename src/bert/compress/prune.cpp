@@ -7,10 +7,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "bert/compress/prune.h"
 #include "bert/bert.h"
 #include "bert/compress/compress.h"
 #include "bert/compress/float_bert.h"
-#include "bert/compress/prune.h"
 #include "bert/compress/quantize.h"
 #include "bert/model/settings.h"
 #include "bert/model/tensor_io.h"

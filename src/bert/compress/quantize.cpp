@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <map>
 
-#include "bert/model/encoder.h"
 #include "bert/compress/float_bert.h"
 #include "bert/kernels/quantized_linear.h"
+#include "bert/model/encoder.h"
 #include "bert/model/settings.h"
 #include "bert/model/tensor_io.h"
 #include "bert/tokens/title_tokenizer.h"

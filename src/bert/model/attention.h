@@ -17,8 +17,8 @@
 
 #include <torch/torch.h>
 
-#include "bert/model/fast_dropout.h"
 #include "bert/kernels/quantized_linear.h"
+#include "bert/model/fast_dropout.h"
 
 namespace newscls::bert {
 

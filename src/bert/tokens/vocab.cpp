@@ -5,8 +5,8 @@
 
 #include "newscls/core/binary_io.h"
 #include "newscls/core/error.h"
-#include "newscls/text/normalize.h"
 #include "newscls/core/utf8.h"
+#include "newscls/text/normalize.h"
 
 namespace newscls::bert {
 namespace {

@@ -23,8 +23,8 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include "bert/train/watchdog.h"
 #include "bert/train/optimiser.h"
+#include "bert/train/watchdog.h"
 #include "newscls/core/error.h"
 #include "newscls/core/interrupt.h"
 #include "newscls/core/stopwatch.h"

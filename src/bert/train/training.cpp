@@ -9,10 +9,10 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
-#include "bert/tokens/batching.h"
-#include "bert/train/optimiser.h"
 #include "bert/model/tensor_io.h"
+#include "bert/tokens/batching.h"
 #include "bert/tokens/vocab.h"
+#include "bert/train/optimiser.h"
 #include "newscls/core/atomic_file.h"
 #include "newscls/core/binary_io.h"
 #include "newscls/core/error.h"

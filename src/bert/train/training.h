@@ -16,11 +16,11 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include "bert/train/distributed.h"
-#include "bert/tokens/batching.h"
 #include "bert/model/encoder.h"
 #include "bert/model/settings.h"
+#include "bert/tokens/batching.h"
 #include "bert/tokens/vocab.h"
+#include "bert/train/distributed.h"
 #include "newscls/core/data.h"
 #include "newscls/core/stopwatch.h"
 

@@ -9,12 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include "bert/tokens/batching.h"
 #include "bert/model/encoder.h"
-#include "bert/train/hf_import.h"
 #include "bert/model/settings.h"
 #include "bert/model/tensor_io.h"
+#include "bert/tokens/batching.h"
 #include "bert/tokens/title_tokenizer.h"
+#include "bert/train/hf_import.h"
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
 #include "unit/test_hf_support.h"

@@ -10,18 +10,18 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "bert/model/attention_dump.h"
-#include "bert/tokens/batching.h"
 #include "bert/bert.h"
+#include "bert/model/attention_dump.h"
 #include "bert/model/encoder.h"
 #include "bert/model/fast_dropout.h"
 #include "bert/model/tensor_io.h"
-#include "bert/train/training.h"
+#include "bert/tokens/batching.h"
 #include "bert/tokens/vocab.h"
+#include "bert/train/training.h"
 #include "newscls/core/bundle.h"
-#include "newscls/workflow/registry.h"
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
+#include "newscls/workflow/registry.h"
 #include "unit/test_support.h"
 
 extern "C" int openblas_get_num_threads() __attribute__((weak));  // absent under another BLAS

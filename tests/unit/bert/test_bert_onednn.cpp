@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "bert/model/attention.h"
 #include "bert/kernels/batched_matmul.h"
 #include "bert/kernels/int8_gemm.h"
 #include "bert/kernels/quantized_linear.h"
+#include "bert/model/attention.h"
 
 namespace newscls::bert {
 namespace {

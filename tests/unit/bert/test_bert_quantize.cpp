@@ -10,9 +10,9 @@
 
 #include "bert/bert.h"
 #include "bert/compress/compress.h"
-#include "bert/model/encoder.h"
 #include "bert/compress/quantize.h"
 #include "bert/kernels/quantized_linear.h"
+#include "bert/model/encoder.h"
 #include "bert/model/tensor_io.h"
 #include "newscls/core/bundle.h"
 #include "newscls/core/config.h"

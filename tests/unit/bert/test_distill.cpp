@@ -9,13 +9,13 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "bert/compress/attention_kl.h"
 #include "bert/bert.h"
+#include "bert/compress/attention_kl.h"
 #include "bert/compress/compress.h"
 #include "newscls/core/bundle.h"
-#include "newscls/workflow/compress_workflow.h"
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
+#include "newscls/workflow/compress_workflow.h"
 #include "newscls/workflow/registry.h"
 #include "unit/test_support.h"
 

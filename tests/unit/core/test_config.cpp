@@ -3,9 +3,9 @@
 #include <filesystem>
 
 #include "newscls/core/atomic_file.h"
-#include "newscls/workflow/registry.h"
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
+#include "newscls/workflow/registry.h"
 #include "test_support.h"
 
 namespace newscls {

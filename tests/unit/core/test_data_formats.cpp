@@ -3,8 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "newscls/core/record_reader.h"
 #include "newscls/core/error.h"
+#include "newscls/core/record_reader.h"
 #include "test_support.h"
 
 namespace newscls {

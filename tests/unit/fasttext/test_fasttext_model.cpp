@@ -11,9 +11,9 @@
 #include "fasttext/fasttext.h"
 #include "newscls/core/binary_io.h"
 #include "newscls/core/bundle.h"
-#include "newscls/workflow/registry.h"
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
+#include "newscls/workflow/registry.h"
 #include "test_support.h"
 
 namespace newscls::fasttext {

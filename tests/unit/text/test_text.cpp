@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "newscls/text/normalize.h"
 #include "newscls/core/utf8.h"
+#include "newscls/text/normalize.h"
 
 namespace newscls {
 namespace {

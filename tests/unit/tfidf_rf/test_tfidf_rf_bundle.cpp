@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "newscls/core/bundle.h"
-#include "newscls/workflow/registry.h"
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
+#include "newscls/workflow/registry.h"
 #include "test_support.h"
 #include "tfidf_rf/tfidf_rf.h"
 

@@ -12,8 +12,8 @@
 
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
-#include "newscls/workflow/predict_output.h"
 #include "newscls/core/progress.h"
+#include "newscls/workflow/predict_output.h"
 #include "newscls/workflow/registry.h"
 #include "test_support.h"
 
