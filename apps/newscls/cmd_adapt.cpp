@@ -25,6 +25,9 @@ void setup_adapt(CLI::App& app) {
                           ->check(non_empty_path());
   add_data_files_options(*cmd, request->files, data);
   add_self_training_options(*cmd, request->self_training, request->teacher_dirs);
+  cmd->add_option("--set", request->overrides,
+                  "Override one of the bundle's config keys for the retraining, key=value (repeatable; e.g. "
+                  "continued_pretrain_epochs=20: bert continues pretraining longer)");
   add_seed_option(*cmd, request->seed);
   add_threads_option(*cmd, request->threads);
   add_skip_bad_lines_option(*cmd, request->skip_bad_lines);

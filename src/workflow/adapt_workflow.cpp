@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "newscls/core/bundle.h"
+#include "newscls/core/config.h"
 #include "newscls/core/error.h"
 #include "newscls/core/parallel.h"
 #include "newscls/core/stopwatch.h"
@@ -104,6 +105,20 @@ TrainOutcome adapt_members(const AdaptRequest& request, const Family& family, co
   return train_model(train);
 }
 
+// The bundle's config with --set applied. A key the bundle's config lacks (written before the
+// key existed) starts from the family's default, so that it can be set too.
+nlohmann::json adapted_config(const Manifest& manifest, const std::vector<std::string>& overrides) {
+  nlohmann::json config = manifest.config;
+  const nlohmann::json defaults = strip_docs(default_config(manifest.family));
+  for (const std::string& assignment : overrides) {
+    const std::string key = assignment.substr(0, assignment.find('='));
+    if (!config.contains(key) && defaults.contains(key)) config[key] = defaults[key];
+    apply_override(config, assignment);
+  }
+  if (!overrides.empty()) make_classifier(manifest.family)->configure(config);  // a bad value fails before any work
+  return config;
+}
+
 bool any_round_trained(const nlohmann::json& rounds) {
   return std::any_of(rounds.begin(), rounds.end(), [](const nlohmann::json& r) { return !r.contains("stopped"); });
 }
@@ -127,7 +142,14 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   const Manifest& manifest = bundle.manifest();
   const Family& family = find_family(manifest.family);
   if (const std::string why = why_not_adaptable(family.name()); !why.empty()) throw UsageError(request.model_dir + ": " + why);
-  if (family.calibrated_by_members()) return adapt_members(request, family, manifest);
+  if (family.calibrated_by_members()) {
+    if (!request.overrides.empty()) {
+      throw UsageError("--set: a " + family.name() + " bundle's members each have their own settings; adapt a member "
+                       "with --set, then train the " + family.name() + " from the adapted members");
+    }
+    return adapt_members(request, family, manifest);
+  }
+  const nlohmann::json config = adapted_config(manifest, request.overrides);
   const Splits splits = labelled_data(request, manifest);
   if (splits.labels.names != manifest.labels) {
     throw DataError(splits.source, 0, "class list differs from the labels of " + request.model_dir);
@@ -136,7 +158,7 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   FeedTraining feed;
   feed.feed = read_training_feed(request.unlabeled, request.self_training, request.seed, request.skip_bad_lines);
   if (family.pretrains() && request.self_training.pretrain) {
-    pretrain_on_feed(feed, family, manifest.config, splits, request.out_dir, request.model_dir, request.seed, threads);
+    pretrain_on_feed(feed, family, config, splits, request.out_dir, request.model_dir, request.seed, threads);
   }
 
   TrainContext ctx;
@@ -148,7 +170,7 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   ctx.out_dir = request.out_dir;
   ctx.init_dir = feed.encoder_folder ? feed.init_dir() : init_of(manifest);
   const CalibrateSetting calibrate = CalibrateSetting::kAuto;
-  const RoundTrainer train_round{manifest.family, manifest.config, ctx, calibrate, &splits};
+  const RoundTrainer train_round{manifest.family, config, ctx, calibrate, &splits};
 
   TrainedModel trained{load_classifier(bundle), manifest.training, manifest.family, request.out_dir,
                        splits.data_sha256, request.seed};
@@ -165,6 +187,7 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   if (feed.encoder_folder) trained.facts.erase("init_dir");
   trained.facts["adaptation"] = adaptation_facts(feed, settings, request.teacher_dirs, rounds);
   trained.facts["adaptation"]["source_bundle"] = request.model_dir;
+  if (!request.overrides.empty()) trained.facts["adaptation"]["overrides"] = request.overrides;
   trained.facts["adaptation"]["adapt_seconds"] = watch.seconds();
   spdlog::info("adapted in {:.1f} s", watch.seconds());
   return write_trained_bundle(std::move(trained), splits);

@@ -2,7 +2,7 @@
 # newscls adapt and train --unlabeled through the real binary, on a slice of THUCNews and the
 # first lines of the shared unlabelled feed: what the manifest records, determinism for a
 # seed, the source bundle untouched, co-training with a teacher, the feed's vocabulary for
-# tfidf-rf, and the refusals (an empty feed, a binary one, --out over the source).
+# tfidf-rf, --set, and the refusals (an empty feed, a binary one, --out over the source).
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch)
 make_slice "$dir/data" 3000 20
@@ -76,6 +76,24 @@ assert_eq True "$(json_get "$m" "j['training']['adaptation']['pretraining']['voc
 assert_eq wordpiece "$(json_get "$m" "j['config']['tokenizer']")" "still a WordPiece bundle"
 echo "央行宣布降准" | "$NEWSCLS_BIN" predict --model-dir "$dir/hf-a" >"$dir/hf.pred" || fail "predict with the adapted WordPiece bundle"
 assert_contains "$dir/hf.pred" '"label"'
+
+# --set reaches the continued pretraining and the fine-tuning; the encoder's architecture stays
+# the bundle's, and a cascade's members keep their own settings.
+"$NEWSCLS_BIN" adapt --model-dir "$fx/bundles/bert-hf" --data "$fx/data" --unlabeled "$dir/feed.txt" --out "$dir/hf-s" \
+  --threads 1 --seed 3 --rounds 0 --set pretrain_max_steps=2 --set epochs=1 >/dev/null 2>"$dir/hf-s.err" ||
+  { tail "$dir/hf-s.err" >&2; fail "adapt --set"; }
+m="$dir/hf-s/manifest.json"
+assert_eq 2 "$(json_get "$m" "j['training']['adaptation']['pretraining']['pretrain_steps']")" "--set pretrain_max_steps"
+assert_eq "pretrain_max_steps=2 epochs=1" "$(json_get "$m" "' '.join(j['training']['adaptation']['overrides'])")" "overrides recorded"
+expect_exit 1 "$dir/arch.err" "$NEWSCLS_BIN" adapt --model-dir "$fx/bundles/bert-hf" --data "$fx/data" \
+  --unlabeled "$dir/feed.txt" --out "$dir/x" --threads 1 --set layers=3
+assert_contains "$dir/arch.err" "layers"
+expect_exit 1 "$dir/key.err" "$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --unlabeled "$dir/feed.txt" --out "$dir/x" \
+  --set no_such_key=1
+assert_contains "$dir/key.err" "no_such_key"
+expect_exit 2 "$dir/cascade.err" "$NEWSCLS_BIN" adapt --model-dir "$fx/bundles/cascade" --data "$fx/data" \
+  --unlabeled "$dir/feed.txt" --out "$dir/x" --set epochs=1
+assert_contains "$dir/cascade.err" "adapt a member with --set"
 
 # Refusals: nothing written under --out.
 printf '\n  \n' >"$dir/empty.txt"

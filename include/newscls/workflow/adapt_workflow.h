@@ -42,6 +42,9 @@ struct AdaptRequest {
   DataFiles files;                   // labelled files instead of a folder (--train, --dev, --test)
   std::vector<std::string> teacher_dirs;  // bundles voting beside the model (co-training)
   SelfTraining self_training;
+  // key=value over the bundle's config for the retraining and continued pretraining (--set),
+  // e.g. pretrain_epochs=10 for longer continued pretraining; not for a cascade.
+  std::vector<std::string> overrides;
   std::uint64_t seed = 1;
   int threads = 1;                   // resolved (>= 1): the app turns --threads 0 into the core count
   bool skip_bad_lines = false;

@@ -26,6 +26,7 @@ struct Options {
   int predict_batch_size{};
   int epochs{};
   int pretrain_epochs{};
+  int continued_pretrain_epochs{};  // adapt: MLM epochs over the feed when continuing a bundle's encoder
   double lr{};
   double pretrain_lr{};
   double warmup{};       // fraction of the optimiser steps spent warming up

@@ -103,7 +103,7 @@ nlohmann::json prepare_encoder(ClassifierState& s, const TrainContext& ctx, Coll
   // Pretraining keeps no checkpoints of its own: a run stopped inside it starts it again.
   if (ctx.resume) spdlog::warn("resume: the interrupted run had not finished pretraining; pretraining from the start");
   Encoded titles = encode_titles(*s.vocab, ctx.train->titles, s.options.arch.max_len);
-  nlohmann::json facts = pretrain_mlm(s.model->encoder, s.rng, s.options, {&titles, s.vocab->size(), ctx.seed, comm});
+  nlohmann::json facts = pretrain_mlm(s.model->encoder, s.rng, s.options, {&titles, s.vocab->size(), ctx.seed, comm, s.vocab->mask_ids()});
   if (!saved.empty() && comm->is_root()) {
     nlohmann::json kept = facts;  // for a resumed run's manifest, with the time spent so far
     kept["wall_seconds"] = since_start.seconds();

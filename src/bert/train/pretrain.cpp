@@ -35,6 +35,27 @@ nlohmann::json with_architecture(nlohmann::json config, const Architecture& arch
   return config;
 }
 
+// A continued encoder keeps its bundle's architecture and tokenizer; the pretraining keys
+// (continued_pretrain_epochs, pretrain_lr, mask_prob, ...) are the request's, so that `adapt
+// --set` reaches them.
+Options continued_options(Options requested, const Options& bundle) {
+  nlohmann::json asked, kept;
+  set_architecture(asked, requested.arch);
+  set_architecture(kept, bundle.arch);
+  for (auto it = asked.begin(); it != asked.end(); ++it) {
+    if (kept.value(it.key(), nlohmann::json()) != it.value()) {
+      throw ConfigError(it.key(), "the continued encoder keeps its bundle's architecture (" + it.key() + " " +
+                                      kept.value(it.key(), nlohmann::json()).dump() + ")");
+    }
+  }
+  requested.arch = bundle.arch;
+  requested.tokenizer = bundle.tokenizer;
+  requested.fold_punctuation = bundle.fold_punctuation;
+  requested.classifier = bundle.classifier;
+  requested.pretrain_epochs = requested.continued_pretrain_epochs;
+  return requested;
+}
+
 // Ranks started with other settings would pretrain apart in silence (another width aborts in gloo).
 SettingsFingerprint pretrain_fingerprint(nlohmann::json config, const PretrainRequest& request) {
   for (const std::string& key : execution_keys()) config.erase(key);
@@ -50,8 +71,10 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   check_known_keys(request.config);
   const nlohmann::json config = strip_docs(request.config);
   Options options = parse_options(config);
-  if (options.pretrain_epochs == 0) throw ConfigError("pretrain_epochs", "must be > 0 for pretrain");
-  if (request.continue_from.empty()) refuse_import_keys(options);
+  if (request.continue_from.empty()) {
+    if (options.pretrain_epochs == 0) throw ConfigError("pretrain_epochs", "must be > 0 for pretrain");
+    refuse_import_keys(options);
+  }
   const Stopwatch watch;
   apply_threads(request.threads, options.max_threads);
   torch::manual_seed(request.seed);
@@ -61,7 +84,7 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   if (!request.continue_from.empty()) continued = continue_encoder(request.continue_from, corpus, rng);
   TitleTokenizer vocab =
       continued ? continued->vocab : TitleTokenizer(CharVocab::build(corpus, options.vocab_min_count, options.vocab_max_size));
-  if (continued) options = continued->options;
+  if (continued) options = continued_options(options, continued->options);
   // A pretrained checkpoint's weights (WordPiece: imported) move at its own rate here too, as
   // when they are fine-tuned.
   if (vocab.is_wordpiece()) options.pretrain_lr = options.pretrained_lr;
