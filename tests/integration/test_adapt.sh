@@ -85,6 +85,12 @@ assert_contains "$dir/hf.pred" '"label"'
 m="$dir/hf-s/manifest.json"
 assert_eq 2 "$(json_get "$m" "j['training']['adaptation']['pretraining']['pretrain_steps']")" "--set pretrain_max_steps"
 assert_eq "pretrain_max_steps=2 epochs=1" "$(json_get "$m" "' '.join(j['training']['adaptation']['overrides'])")" "overrides recorded"
+# A bundle trained without pretraining (pretrain_epochs 0) still continues on the feed.
+"$NEWSCLS_BIN" adapt --model-dir "$fx/bundles/bert" --data "$fx/data" --unlabeled "$dir/feed.txt" --out "$dir/b0-a" \
+  --threads 1 --rounds 0 --set continued_pretrain_epochs=1 >/dev/null 2>"$dir/b0.err" ||
+  { tail "$dir/b0.err" >&2; fail "adapting a bundle trained without pretraining"; }
+assert_eq True "$(json_get "$dir/b0-a/manifest.json" "j['training']['adaptation']['pretraining']['pretrain_steps'] > 0")" \
+  "continued pretraining of a bundle with pretrain_epochs 0"
 expect_exit 1 "$dir/arch.err" "$NEWSCLS_BIN" adapt --model-dir "$fx/bundles/bert-hf" --data "$fx/data" \
   --unlabeled "$dir/feed.txt" --out "$dir/x" --threads 1 --set layers=3
 assert_contains "$dir/arch.err" "layers"
