@@ -43,7 +43,7 @@ struct AdaptRequest {
   std::vector<std::string> teacher_dirs;  // bundles voting beside the model (co-training)
   SelfTraining self_training;
   // key=value over the bundle's config for the retraining and continued pretraining (--set),
-  // e.g. pretrain_epochs=10 for longer continued pretraining; not for a cascade.
+  // e.g. continued_pretrain_epochs=20 for longer continued pretraining (bert); not for a cascade.
   std::vector<std::string> overrides;
   std::uint64_t seed = 1;
   int threads = 1;                   // resolved (>= 1): the app turns --threads 0 into the core count
