@@ -94,6 +94,9 @@ assert_eq True "$(json_get "$dir/b0-a/manifest.json" "j['training']['adaptation'
 expect_exit 1 "$dir/arch.err" "$NEWSCLS_BIN" adapt --model-dir "$fx/bundles/bert-hf" --data "$fx/data" \
   --unlabeled "$dir/feed.txt" --out "$dir/x" --threads 1 --set layers=3
 assert_contains "$dir/arch.err" "layers"
+expect_exit 1 "$dir/fold.err" "$NEWSCLS_BIN" adapt --model-dir "$fx/bundles/bert" --data "$fx/data" \
+  --unlabeled "$dir/feed.txt" --out "$dir/x" --threads 1 --set fold_punctuation=true
+assert_contains "$dir/fold.err" "fold_punctuation"
 expect_exit 1 "$dir/key.err" "$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --unlabeled "$dir/feed.txt" --out "$dir/x" \
   --set no_such_key=1
 assert_contains "$dir/key.err" "no_such_key"

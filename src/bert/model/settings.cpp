@@ -4,6 +4,12 @@
 #include "newscls/core/error.h"
 
 namespace newscls::bert {
+namespace {
+
+// Also what bundles written before the key continue with.
+constexpr int kContinuedPretrainEpochs = 10;
+
+}  // namespace
 
 nlohmann::json default_options_json() {
   nlohmann::json c;
@@ -32,7 +38,7 @@ nlohmann::json default_options_json() {
   c["predict_batch_size"] = 256;
   c["epochs"] = 2;
   c["pretrain_epochs"] = 2;
-  c["continued_pretrain_epochs"] = 10;
+  c["continued_pretrain_epochs"] = kContinuedPretrainEpochs;
   c["lr"] = 5e-4;
   c["pretrain_lr"] = 5e-4;
   c["warmup"] = 0.06;
@@ -147,9 +153,9 @@ Options parse_options(const nlohmann::json& c) {
   o.predict_batch_size = static_cast<int>(config_int(c, "predict_batch_size", 1, 65536));
   o.epochs = static_cast<int>(config_int(c, "epochs", 1, 1000));
   o.pretrain_epochs = static_cast<int>(config_int(c, "pretrain_epochs", 0, 1000));
-  // Absent from bundles written before it: the default, as for a bundle written now.
-  o.continued_pretrain_epochs =
-      c.contains("continued_pretrain_epochs") ? static_cast<int>(config_int(c, "continued_pretrain_epochs", 1, 1000)) : 10;
+  o.continued_pretrain_epochs = c.contains("continued_pretrain_epochs")
+                                    ? static_cast<int>(config_int(c, "continued_pretrain_epochs", 1, 1000))
+                                    : kContinuedPretrainEpochs;
   o.lr = config_double(c, "lr", 1e-7, 1.0);
   o.pretrain_lr = config_double(c, "pretrain_lr", 1e-7, 1.0);
   o.warmup = config_double(c, "warmup", 0.0, 0.9);

@@ -35,23 +35,26 @@ nlohmann::json with_architecture(nlohmann::json config, const Architecture& arch
   return config;
 }
 
-// A continued encoder keeps its bundle's architecture and tokenizer; the pretraining keys
-// (continued_pretrain_epochs, pretrain_lr, mask_prob, ...) are the request's, so that `adapt
-// --set` reaches them.
+// The keys that shape a trained encoder and the tokens it reads.
+nlohmann::json model_keys(const Options& o) {
+  nlohmann::json keys = {{"tokenizer", o.tokenizer}, {"fold_punctuation", o.fold_punctuation}, {"classifier", o.classifier}};
+  set_architecture(keys, o.arch);
+  return keys;
+}
+
+// A continued encoder keeps its bundle's architecture and tokenizer (a request for others, adapt
+// --set layers=4, is refused naming the key); the pretraining keys (continued_pretrain_epochs,
+// pretrain_lr, mask_prob, ...) are the request's, so that `adapt --set` reaches them.
 Options continued_options(Options requested, const Options& bundle) {
-  nlohmann::json asked, kept;
-  set_architecture(asked, requested.arch);
-  set_architecture(kept, bundle.arch);
-  for (auto it = asked.begin(); it != asked.end(); ++it) {
-    if (kept.value(it.key(), nlohmann::json()) != it.value()) {
-      throw ConfigError(it.key(), "the continued encoder keeps its bundle's architecture (" + it.key() + " " +
-                                      kept.value(it.key(), nlohmann::json()).dump() + ")");
-    }
+  const nlohmann::json kept = model_keys(bundle);
+  const nlohmann::json changed = nlohmann::json::diff(kept, model_keys(requested));
+  if (!changed.empty()) {
+    const std::string path = changed[0]["path"].get<std::string>();  // "/layers", "/heads_per_layer/0"
+    const std::string key = path.substr(1, path.find('/', 1) - 1);
+    throw ConfigError(key, "the continued encoder keeps its bundle's architecture and tokenizer (" + key + " " +
+                               kept.value(key, nlohmann::json()).dump() + ")");
   }
-  requested.arch = bundle.arch;
-  requested.tokenizer = bundle.tokenizer;
-  requested.fold_punctuation = bundle.fold_punctuation;
-  requested.classifier = bundle.classifier;
+  requested.arch = bundle.arch;  // the grown vocabulary's size
   requested.pretrain_epochs = requested.continued_pretrain_epochs;
   return requested;
 }
