@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "newscls/core/data.h"
 #include "newscls/core/error.h"
 #include "newscls/core/parallel.h"
 
@@ -18,8 +19,8 @@ const CLI::Validator& non_empty_path() {
 
 CLI::Option* add_data_option(CLI::App& cmd, std::string& data_dir) {
   return cmd.add_option("--data", data_dir,
-                        "Data directory with train/dev/test.txt and class.txt "
-                        "(default: $NEWSCLS_DATA, else data/thucnews, else ../shared/data/thucnews)")
+                        std::string("Data directory with train/dev/test.txt and class.txt (default: $NEWSCLS_DATA, "
+                                    "else ") + kFullDataDir + ", else the demo set " + kDemoDataDir + ")")
       ->check(non_empty_path());  // --data "$UNSET" must not fall back to other data
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 
 #include <spdlog/spdlog.h>
 
@@ -140,6 +141,20 @@ std::string data_fingerprint(const DataLayout& layout) {
   return sha256_hex(hashes);
 }
 
+namespace {
+
+// Said once a process: a pipeline resolves the data for every stage.
+void warn_demo_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    spdlog::warn("no data named and no {}: using the demo set {} (3,000 training titles drawn from THUCNews, "
+                 "for trying the tool; its figures are not THUCNews's). For the full data see data/README.md",
+                 kFullDataDir, kDemoDataDir);
+  });
+}
+
+}  // namespace
+
 DataLayout resolve_data_dir(const std::string& flag) {
   // A folder the user named (--data, else $NEWSCLS_DATA) is the only one looked in: a typo
   // must not fall back to other data.
@@ -159,13 +174,13 @@ DataLayout resolve_data_dir(const std::string& flag) {
     if (std::filesystem::is_directory(layout.classes(), ec)) throw IoError(layout.classes(), "is a folder, not a file");
     throw IoError(named, "no class.txt in this data folder (named by " + source + ")");
   }
-  const std::vector<std::string> candidates = {"data/thucnews", "../shared/data/thucnews"};
-  for (const std::string& dir : candidates) {
-    DataLayout layout{dir};
-    if (has_file(layout.classes())) return layout;
+  if (has_file(DataLayout{kFullDataDir}.classes())) return DataLayout{kFullDataDir};
+  if (has_file(DataLayout{kDemoDataDir}.classes())) {
+    warn_demo_once();
+    return DataLayout{kDemoDataDir};
   }
-  throw IoError("data directory", "no class.txt found (looked in: data/thucnews, ../shared/data/thucnews); "
-                                  "pass --data DIR or set NEWSCLS_DATA");
+  throw IoError("data directory", std::string("no class.txt found (looked in: ") + kFullDataDir + ", " + kDemoDataDir +
+                                      "); pass --data DIR or set NEWSCLS_DATA (data/README.md says where to get the data)");
 }
 
 TitleReader::TitleReader(const std::string& path) : path_(path) {

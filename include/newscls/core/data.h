@@ -62,7 +62,12 @@ bool is_blank_title(std::string_view title);
 // as empty): a bundle records the data it was trained on, so a resumed run can tell.
 std::string data_fingerprint(const DataLayout& layout);
 
-// flag, else $NEWSCLS_DATA, else data/thucnews, else ../shared/data/thucnews.
+// Where the data is looked for when --data and $NEWSCLS_DATA name none (relative to the
+// working directory): the full data a user put there, then the committed demo set.
+inline constexpr const char* kFullDataDir = "data/thucnews";
+inline constexpr const char* kDemoDataDir = "data/demo";
+
+// flag, else $NEWSCLS_DATA, else kFullDataDir, else kDemoDataDir (said once on stderr).
 // Throws IoError naming every place it looked when none holds class.txt.
 DataLayout resolve_data_dir(const std::string& flag);
 
