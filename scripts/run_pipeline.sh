@@ -6,6 +6,7 @@
 # there instead, and --out DIR --resume continues an earlier run with the same settings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+started_at=$(date +%s)
 bin="${NEWSCLS_BUILD_DIR:-build}/apps/newscls/newscls"
 for arg in "$@"; do
   if [[ $arg == -h || $arg == --help ]]; then
@@ -14,6 +15,8 @@ for arg in "$@"; do
     exit 0
   fi
 done
+# Said last, whatever the outcome: the run's own wall time, set-up and build included.
+trap 'echo "run_pipeline: wall time $(($(date +%s) - started_at)) s" >&2' EXIT
 run_dir=""
 resume=false
 args=("$@")
@@ -37,7 +40,7 @@ if [[ -z $run_dir ]]; then
 fi
 examples=$(mktemp)
 started=$(mktemp)  # files older than this are an earlier run's
-trap 'rm -f "$examples" "$started"' EXIT
+trap 'rm -f "$examples" "$started"; echo "run_pipeline: wall time $(($(date +%s) - started_at)) s" >&2' EXIT
 status=0
 "$bin" pipeline "$@" || status=$?
 # A run refused or interrupted is not shown as a result; after a failed stage, the stages that

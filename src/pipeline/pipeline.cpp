@@ -470,6 +470,33 @@ std::vector<PlannedStage> plan_run(const PipelineRequest& request, const std::st
   return plan;
 }
 
+// A data folder may hold pipeline_settings.json, {"settings": ["<stage>.<key>=value", ...]}: the
+// settings its size calls for (the demo set's 3,000 titles would stop bert's defaults after a
+// few dozen steps). They go before the user's --set, which wins; the report names them.
+PipelineRequest with_data_settings(const PipelineRequest& request, std::string& data_note) {
+  if (request.files.given()) return request;
+  const DataLayout layout = resolve_data_dir(request.data_dir);
+  const std::string path = layout.dir + "/" + kDataSettingsFile;
+  if (!fs::exists(path)) return request;
+  const nlohmann::json file = read_config_file(path);
+  const auto settings = file.find("settings");
+  if (settings == file.end() || !settings->is_array() ||
+      !std::all_of(settings->begin(), settings->end(), [](const nlohmann::json& v) { return v.is_string(); })) {
+    throw UsageError(path + ": \"settings\" must be a list of \"<stage>.<key>=value\" strings");
+  }
+  const std::vector<std::string> mine = settings->get<std::vector<std::string>>();
+  PipelineRequest adjusted = request;
+  adjusted.overrides = mine;
+  adjusted.overrides.insert(adjusted.overrides.end(), request.overrides.begin(), request.overrides.end());
+  const std::string what = layout.dir == kDemoDataDir
+                               ? ", the demo set (3,000 training titles drawn from THUCNews; its figures are not "
+                                 "THUCNews's: data/README.md says how to get the full data)"
+                               : "";
+  data_note = fmt::format("Data: {}{}, with the settings its {} gives for its size: {}.", layout.dir, what,
+                          kDataSettingsFile, fmt::join(mine, ", "));
+  return adjusted;
+}
+
 }  // namespace
 
 const char* to_string(StageStatus status) {
@@ -503,8 +530,9 @@ std::vector<std::string> overrides_for_stage(const std::vector<std::string>& ove
   return mine;
 }
 
-PipelineSummary run_pipeline(const PipelineRequest& request) {
+PipelineSummary run_pipeline(const PipelineRequest& given) {
   PipelineSummary summary;
+  const PipelineRequest request = with_data_settings(given, summary.data_note);
   summary.run_dir = request.out_dir.empty() ? "runs/" + timestamp() : request.out_dir;
   RunData data;
   const std::vector<PlannedStage> plan = plan_run(request, summary.run_dir, data);

@@ -356,7 +356,7 @@ void write_pipeline_report(const PipelineSummary& summary, const PipelineRequest
   AtomicFileSet files;  // a full disk leaves the earlier report whole, not half of each
   if (!curve.empty()) files.add(summary.run_dir + "/risk_coverage.svg", curve);
   else files.drop(summary.run_dir + "/risk_coverage.svg");
-  const std::string split = split_sentence(request);
+  const std::string split = split_sentence(request) + (summary.data_note.empty() ? "" : " " + summary.data_note);
   files.add(summary.run_dir + "/report.md", markdown(stages, picks, attention, summary.run_dir, split));
   files.add(summary.run_dir + "/report.html", html(stages, picks, attention, summary.run_dir, split));
   files.commit();

@@ -65,9 +65,13 @@ struct StageResult {
 struct PipelineSummary {
   std::string run_dir;
   std::vector<StageResult> stages;
+  std::string data_note;  // on the demo set: which data, and the settings used for its size
   // Whether a stage that ran failed (a skipped stage is no failure).
   bool any_failed() const;
 };
+
+// In a data folder: the pipeline's settings for that data, applied before --set's.
+inline constexpr const char* kDataSettingsFile = "pipeline_settings.json";
 
 PipelineSummary run_pipeline(const PipelineRequest& request);
 
