@@ -42,7 +42,7 @@ PY
 # tiny (a 20-step train command line of a tiny bert with dropout off and a 512-row bigram table).
 tiny_setup() {
   dir=$(scratch)
-  make_slice "$dir/data" 400 100
+  make_slice "$dir/data" 400 10
   launch="$NEWSCLS_SOURCE_DIR/scripts/train_distributed.sh"
   export NEWSCLS_BIN NEWSCLS_DIST_LOGS="$dir/logs"
   tiny=(train --model bert --data "$dir/data" --threads 1 --seed 5 --set layers=1 --set hidden=32

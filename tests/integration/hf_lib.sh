@@ -1,9 +1,7 @@
-# Helpers for the Hugging Face import tests: where the reference checkpoints are (../shared/hf,
-# produced by transformers itself; see its SOURCE.md), skipped when absent.
+# Helpers for the Hugging Face import tests: the reference checkpoints and transformers' own
+# outputs for them, in tests/fixtures/hf (its SOURCE.md says how they were made).
 hf_dir() {
-  local dir="$NEWSCLS_SOURCE_DIR/../shared/hf"
-  [[ -f "$dir/bert-tiny-cls/model.safetensors" && -f "$dir/golden.jsonl" ]] || skip "no Hugging Face reference files at $dir"
-  echo "$dir"
+  echo "$NEWSCLS_SOURCE_DIR/tests/fixtures/hf"
 }
 
 # hf_titles GOLDEN OUT: the golden titles, one per line.
@@ -23,5 +21,5 @@ hf_folder() {
   mkdir -p "$2"
   ln -s "$hf/$1/config.json" "$2/config.json"
   ln -s "$hf/$1/model.safetensors" "$2/model.safetensors"
-  ln -s "$hf/bert-base-chinese-vocab.txt" "$2/vocab.txt"
+  ln -s "$hf/vocab.txt" "$2/vocab.txt"
 }

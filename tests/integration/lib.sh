@@ -50,19 +50,28 @@ json_get() {  # file python-expression-on-j
   python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"
 }
 
-shared_data_dir() {
-  local dir="$NEWSCLS_SOURCE_DIR/../shared/data/thucnews"
-  [[ -f "$dir/class.txt" ]] || fail "shared data not found at $dir"
+# The committed demo set (data/demo/SOURCE.md): 3,000 train, 500 dev, 1,000 test titles, shuffled.
+demo_data_dir() {
+  local dir="$NEWSCLS_SOURCE_DIR/data/demo"
+  [[ -f "$dir/class.txt" ]] || fail "the demo set is missing at $dir"
   echo "$dir"
 }
 
-# make_slice DIR N_TRAIN EVERY: the first N_TRAIN train lines, every EVERY-th dev/test line.
+# first_per_class K FILE: the first K titles of each class, in file order.
+first_per_class() {
+  awk -F'\t' -v k="$1" 'seen[$2]++ < k' "$2"
+}
+
+# make_slice DIR N_TRAIN K: N_TRAIN train titles of the demo set (cycled when it has fewer, for a
+# test that needs a long training), and K dev and K test titles of each class (dev has 50 of each).
 make_slice() {
-  local out=$1 n=$2 every=$3 src
-  src=$(shared_data_dir)
+  local out=$1 n=$2 k=$3 src
+  src=$(demo_data_dir)
   mkdir -p "$out"
-  head -n "$n" "$src/train.txt" >"$out/train.txt"
-  awk -v k="$every" 'NR % k == 0' "$src/dev.txt" >"$out/dev.txt"
-  awk -v k="$every" 'NR % k == 0' "$src/test.txt" >"$out/test.txt"
+  awk -v n="$n" '{ line[NR] = $0 } END { for (i = 0; i < n; i++) print line[i % NR + 1] }' "$src/train.txt" \
+    >"$out/train.txt"
+  first_per_class "$k" "$src/dev.txt" >"$out/dev.txt"
+  first_per_class "$k" "$src/test.txt" >"$out/test.txt"
   cp "$src/class.txt" "$out/class.txt"
 }
+source "$(dirname "${BASH_SOURCE[0]}")/poll_lib.sh"

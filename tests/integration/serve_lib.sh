@@ -8,22 +8,25 @@ trap stop_leftover_server EXIT
 # start_server LOG ARGS...: starts `newscls serve --port 0 ARGS...` (stderr to LOG), sets
 # $server_pid and $base, and waits until /healthz answers 200.
 start_server() {
-  local log=$1 port="" i
+  local log=$1
   shift
   : >"$log"  # exists before the first read below (the background job's redirection may come later)
   "$NEWSCLS_BIN" serve --port 0 "$@" 2>"$log" &
   server_pid=$!
-  for i in $(seq 600); do
-    kill -0 "$server_pid" 2>/dev/null || { cat "$log" >&2; fail "newscls serve exited while starting"; }
-    port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9][0-9]*\).*|\1|p' "$log" | head -n 1)
-    if [[ -n $port ]] && curl -fs "http://127.0.0.1:$port/healthz" >/dev/null; then
-      base="http://127.0.0.1:$port"
-      return 0
-    fi
-    sleep 0.05
-  done
-  cat "$log" >&2
-  fail "newscls serve did not become healthy"
+  poll_until "$POLL_DEADLINE_S" server_up "$log" || { cat "$log" >&2; fail "newscls serve did not become healthy"; }
+}
+# server_up LOG: the server has logged its port and answers /healthz (sets $base).
+server_up() {
+  local port
+  ! gone "$server_pid" || { cat "$1" >&2; fail "newscls serve exited while starting"; }
+  port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9][0-9]*\).*|\1|p' "$1" | head -n 1)
+  [[ -n $port ]] && curl -fs "http://127.0.0.1:$port/healthz" >/dev/null && base="http://127.0.0.1:$port"
+}
+
+# queue_depth_is MODEL N: /metrics says N requests for MODEL are waiting for their batch.
+queue_depth_is() {
+  local metrics
+  metrics=$(curl -fs "$base/metrics") && grep -qxF "newscls_queue_depth{model=\"$1\"} $2" <<<"$metrics"
 }
 
 # stop_server SIGNAL: sends SIGNAL, waits, and fails unless the server exits 0.

@@ -5,7 +5,7 @@
 # coverage; eval --uncalibrated reads the bundle as before.
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch)
-make_slice "$dir/data" 3000 25
+make_slice "$dir/data" 3000 40
 
 "$NEWSCLS_BIN" train --model fasttext --data "$dir/data" --out "$dir/model" --threads 1 --set epochs=3 >/dev/null 2>"$dir/train.err" ||
   { cat "$dir/train.err"; fail "train"; }

@@ -1,14 +1,12 @@
 #!/usr/bin/env bash
 # newscls adapt and train --unlabeled through the real binary, on a slice of THUCNews and the
-# first lines of the shared unlabelled feed: what the manifest records, determinism for a
+# demo set's unlabelled feed: what the manifest records, determinism for a
 # seed, the source bundle untouched, co-training with a teacher, the feed's vocabulary for
 # tfidf-rf, --set, and the refusals (an empty feed, a binary one, --out over the source).
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch)
-make_slice "$dir/data" 3000 20
-feed_src="$NEWSCLS_SOURCE_DIR/../shared/data/unlabeled/toutiao_feed.txt"
-[[ -f $feed_src ]] || fail "shared feed not found at $feed_src"
-head -n 1500 "$feed_src" >"$dir/feed.txt"
+make_slice "$dir/data" 3000 50
+cp "$(demo_data_dir)/feed.txt" "$dir/feed.txt"
 
 "$NEWSCLS_BIN" train --model fasttext --data "$dir/data" --out "$dir/ft" --threads 1 --seed 3 --set epochs=5 >/dev/null
 before=$(sha256sum "$dir/ft/manifest.json" "$dir/ft/fasttext.bin")
@@ -17,7 +15,7 @@ before=$(sha256sum "$dir/ft/manifest.json" "$dir/ft/fasttext.bin")
   --min-confidence 0.6 --rounds 2 >"$dir/adapt.out" 2>"$dir/adapt.err"
 m="$dir/ft-a/manifest.json"
 assert_eq "$before" "$(sha256sum "$dir/ft/manifest.json" "$dir/ft/fasttext.bin")" "the source bundle is only read"
-assert_eq 1500 "$(json_get "$m" "j['training']['adaptation']['feed']['lines']")" "feed line count"
+assert_eq 1000 "$(json_get "$m" "j['training']['adaptation']['feed']['lines']")" "feed line count"
 assert_eq "$(sha256sum <"$dir/feed.txt" | cut -d' ' -f1)" "$(json_get "$m" "j['training']['adaptation']['feed']['sha256']")" "feed sha256"
 assert_eq "feed vocabulary + self-training" "$(json_get "$m" "j['training']['adaptation']['method']")" "method"
 assert_eq True "$(json_get "$m" "j['training']['adaptation']['rounds'][0]['kept'] > 0")" "feed titles kept in round 1"

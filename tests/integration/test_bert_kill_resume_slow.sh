@@ -6,7 +6,7 @@
 # averages are the uninterrupted run's.
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch)
-make_slice "$dir/data" 3000 50
+make_slice "$dir/data" 3000 20
 args=(--log-level info train --model bert --data "$dir/data" --threads 1 --seed 3
       --set layers=1 --set hidden=32 --set heads=2 --set ff=64 --set max_len=32 --set batch_size=16
       --set bigram_buckets=512 --set pretrain_epochs=1 --set pretrain_max_steps=20 --set epochs=3 --set patience=10)
@@ -15,11 +15,9 @@ args=(--log-level info train --model bert --data "$dir/data" --threads 1 --seed 
 
 "$NEWSCLS_BIN" "${args[@]}" --out "$dir/killed" >/dev/null 2>"$dir/first.err" &
 pid=$!
-state="$dir/killed.work/bert_checkpoint/state.bin"
-for _ in $(seq 1 1200); do [[ -f $state ]] && break; sleep 0.05; done
-[[ -f $state ]] || fail "no checkpoint after a minute"
-sleep 0.5  # into the second epoch
-kill -KILL "$pid"
+wait_for_file "$dir/killed.work/bert_checkpoint/state.bin"  # the first epoch's checkpoint
+POLL_INTERVAL_S=0.02 wait_for_cpu "$pid" 0.2 "the run to get into its second epoch (0.2 CPU-seconds of its steps)"
+kill -KILL "$pid" 2>/dev/null || true  # a run that ended first fails below
 wait "$pid" && fail "the run finished before it was killed"
 [[ ! -e "$dir/killed/manifest.json" && ! -e "$dir/killed/metrics.json" ]] || fail "a killed run left outputs"
 

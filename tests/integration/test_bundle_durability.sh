@@ -6,7 +6,7 @@
 # earlier one marks its index incomplete before its files move in one by one (a crash
 # between them left new and old files under the old index).
 source "$(dirname "$0")/lib.sh"
-command -v strace >/dev/null || skip "strace missing: scripts/setup.sh installs it"
+command -v strace >/dev/null || fail "strace missing: scripts/setup.sh installs it"
 strace -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here (ptrace not permitted)"
 dir=$(scratch)
 tiny="$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"

@@ -6,7 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 dir=$(scratch)
-make_slice "$dir/data" 3000 25      # 400 dev and 400 test titles
+make_slice "$dir/data" 3000 40      # 400 dev and 400 test titles
 start_llm_server "$dir" --truth "$dir/data/test.txt" --truth "$dir/data/dev.txt" --classes "$dir/data/class.txt"
 export NEWSCLS_LLM_API_KEY=unused
 

@@ -9,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 dir=$(scratch)
-make_slice "$dir/data" 3000 50      # 200 dev and 200 test titles
+make_slice "$dir/data" 3000 20      # 200 dev and 200 test titles
 # Dev titles are answered rightly (so thresholds send some on); every test title gets 我不知道.
 python3 - "$dir/script.json" "$dir/data/test.txt" <<'PY'
 import json, sys

@@ -8,9 +8,9 @@ source "$(dirname "$0")/hf_lib.sh"
 dir=$(scratch)
 bin=$NEWSCLS_BIN
 hf_folder bert-tiny-cls "$dir/hf-cls"
-make_slice "$dir/data" 200 100
+make_slice "$dir/data" 200 10
 "$bin" import-hf --model-dir "$dir/hf-cls" --out "$dir/teacher" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import-hf"; }
-head -n 20 "$(shared_data_dir)/test.txt" | cut -f1 >"$dir/unlabelled.txt"
+head -n 20 "$(demo_data_dir)/test.txt" | cut -f1 >"$dir/unlabelled.txt"
 
 "$bin" compress --model-dir "$dir/teacher" --method distill --out "$dir/student" --data "$dir/data/" --threads 1 \
   --set layers=1 --set init=teacher --set attention_weight=1 --set max_steps=3 --unlabelled "$dir/unlabelled.txt" \
@@ -135,7 +135,7 @@ assert_eq 1 "$(json_get "$dir/q8skip/metrics.json" 'j["skipped_lines"]')" "skipp
 # SIGINT once the int8 bundle is written but before it is calibrated and reported on, over an
 # existing bundle: exit 130, no unfinished bundle anywhere, and the one that was there as it was
 # (it had been replaced, then removed). A staging folder of a run killed outright is removed.
-make_slice "$dir/full" 200 1
+make_slice "$dir/full" 200 100
 cp -r "$dir/q8" "$dir/q8int"
 before=$(sha256sum "$dir/q8int/manifest.json")
 sleep 0 & dead=$!; wait "$dead"
@@ -143,7 +143,8 @@ mkdir -p "$dir/.q8int.compressing.$dead/q8int"
 "$bin" compress --model-dir "$dir/pruned" --method quantize --out "$dir/q8int" --data "$dir/full" --threads 1 \
   >/dev/null 2>"$dir/int.err" &
 pid=$!
-for _ in $(seq 1200); do [[ -e "$dir/.q8int.compressing.$pid/q8int/manifest.json" ]] && break; sleep 0.025; done
+staged() { [[ -e "$dir/.q8int.compressing.$pid/q8int/manifest.json" ]] || gone "$pid"; }
+POLL_INTERVAL_S=0.02 wait_until 120 "compress to write the int8 bundle in its staging folder" staged  # a short window
 kill -INT "$pid" 2>/dev/null || true  # a run that ended first fails below
 set +e; wait "$pid"; rc=$?; set -e
 assert_eq 130 "$rc" "compress's exit code after SIGINT"

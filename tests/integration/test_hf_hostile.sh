@@ -10,8 +10,7 @@ bin=$NEWSCLS_BIN
 # variant NAME: a writable copy of bert-tiny-cls.
 variant() {
   mkdir "$dir/$1"
-  cp "$hf/bert-tiny-cls/"* "$hf/bert-base-chinese-vocab.txt" "$dir/$1/"
-  mv "$dir/$1/bert-base-chinese-vocab.txt" "$dir/$1/vocab.txt"
+  cp "$hf/bert-tiny-cls/"* "$hf/vocab.txt" "$dir/$1/"
   chmod -R u+w "$dir/$1"
   echo "$dir/$1"
 }
@@ -75,7 +74,7 @@ refused "$d" "tensor 'classifier.bias' holds a NaN or infinite value (element 0)
 
 # A vocab.txt cut short imports (as transformers reads it), with a warning.
 d=$(variant short-vocab)
-head -n 11000 "$hf/bert-base-chinese-vocab.txt" >"$d/vocab.txt"
+head -n 11000 "$hf/vocab.txt" >"$d/vocab.txt"
 "$bin" import-hf --model-dir "$d" --out "$dir/short-vocab-bundle" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import with a short vocab"; }
 assert_contains "$dir/err" "has 11000 lines but config.json's vocab_size is 21128"
 

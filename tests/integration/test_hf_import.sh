@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# import-hf against transformers' own numbers (../shared/hf/golden.jsonl): an F32 classifier
+# import-hf against transformers' own numbers (tests/fixtures/hf/golden.jsonl): an F32 classifier
 # predicts softmax(golden logits) within 1e-4 and its layer-0 attention matches within 1e-5;
 # an F16 pretraining checkpoint (gamma/beta names, no head) embeds within 1e-4, refuses to
 # predict naming the fix, and fine-tunes with --init hf: with frozen tensors left bit-identical.

@@ -9,26 +9,24 @@ tiny="$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny"
 faults=0
 
 # interrupt_when SIGNAL CONDITION LOG cmd...: starts cmd (stderr to LOG), sends SIGNAL once
-# the bash CONDITION holds (the run is under way), and returns cmd's exit code in $rc.
+# the bash CONDITION holds (the run is under way; $pid is cmd's), and returns cmd's exit code
+# in $rc (a run that ended first fails expect_interrupted).
 interrupt_when() {
   local signal=$1 condition=$2 log=$3
   shift 3
   rm -f "$log"  # a previous run's log must not satisfy CONDITION
   "$@" >/dev/null 2>"$log" &
-  local pid=$! waited=0
-  until eval "$condition"; do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-    waited=$((waited + 1))
-    ((waited < 600)) || { kill -KILL "$pid"; fail "never saw: $condition"; }
-  done
-  sleep 0.3
+  local pid=$!
+  poll_until "$POLL_DEADLINE_S" under_way "$condition" "$pid" ||
+    { kill -KILL "$pid" 2>/dev/null || true; fail "gave up after $POLL_DEADLINE_S s waiting for: $condition"; }
   kill -"$signal" "$pid" 2>/dev/null || true
   set +e
   wait "$pid"
   rc=$?
   set -e
 }
+
+under_way() { eval "$1" || gone "$2"; }  # CONDITION PID
 
 expect_interrupted() {  # LOG
   [[ $rc == 130 ]] || { cat "$1" >&2; fail "$1: exit code $rc after the signal, expected 130"; }
@@ -64,11 +62,13 @@ for signal in INT TERM; do
   no_temp_files "$dir/out"
 done
 
-# --- predict from stdin, interrupted while blocked waiting for more input ---
+# --- predict from stdin, interrupted while blocked waiting for more input (in a pipe read:
+# the kernel's wait channel for it is pipe_read, anon_pipe_read or pipe_wait) ---
 mkfifo "$dir/fifo"
-(cut -f1 "$tiny/test.txt"; exec sleep 60) >"$dir/fifo" 2>/dev/null &
+(cut -f1 "$tiny/test.txt"; exec sleep 600) >"$dir/fifo" 2>/dev/null &  # open past any wait below
 feeder=$!
-interrupt_when INT 'compgen -G "$dir/out/stdin.jsonl.tmp.*" >/dev/null' "$dir/stdin.log" \
+blocked='compgen -G "$dir/out/stdin.jsonl.tmp.*" >/dev/null && [[ $(cat /proc/$pid/wchan 2>/dev/null) == *pipe* ]]'
+interrupt_when INT "$blocked" "$dir/stdin.log" \
   bash -c 'exec "$0" predict --model-dir "$1" --input - --output "$2" <"$3"' \
   "$NEWSCLS_BIN" "$bundle" "$dir/out/stdin.jsonl" "$dir/fifo"
 kill "$feeder" 2>/dev/null || true
@@ -77,7 +77,7 @@ expect_interrupted "$dir/stdin.log"
 no_temp_files "$dir/out"
 
 # --- train: interrupted mid-forest, over an earlier bundle ---
-make_slice "$dir/data" 20000 20
+make_slice "$dir/data" 20000 50
 cp -r "$bundle" "$dir/model"
 before=$(fingerprint "$dir/model")
 for signal in INT TERM; do

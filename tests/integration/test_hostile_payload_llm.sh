@@ -8,7 +8,7 @@ source "$(dirname "$0")/hostile_lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 dir=$(scratch)
 HOSTILE_ERR="$dir/err"
-llm_slice "$dir/data" 250
+llm_slice "$dir/data" 4
 start_llm_server "$dir" --truth "$dir/data/test.txt" --classes "$dir/data/class.txt"
 bundle="$dir/bundle"
 "$NEWSCLS_BIN" --log-level warn train --model llm --data "$dir/data" --out "$bundle" \

@@ -3,11 +3,11 @@
 # within a small margin of its peak on 10,000 titles, and every title gets one answer.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hostile_lib.sh"
-[[ -x /usr/bin/time ]] || skip "/usr/bin/time missing: scripts/setup.sh installs it (Debian package time)"
+[[ -x /usr/bin/time ]] || fail "/usr/bin/time missing: scripts/setup.sh installs it (Debian package time)"
 dir=$(scratch)
 bundle="$dir/bundle"
 train_tiny tfidf-rf "$bundle" --set n_trees=3 --set min_df=1
-src=$(shared_data_dir)/train.txt
+src=$(demo_data_dir)/train.txt
 python3 - "$src" "$dir" <<'PY'
 import sys
 titles = [l.split("\t")[0] for l in open(sys.argv[1], encoding="utf-8")]

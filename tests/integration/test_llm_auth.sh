@@ -6,7 +6,7 @@ source "$(dirname "$0")/lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 
 dir=$(scratch)
-llm_slice "$dir/data" 500            # 20 test titles
+llm_slice "$dir/data" 2              # 20 test titles
 secret="sk-test-CORRECT-4711"
 start_llm_server "$dir" --truth "$dir/data/test.txt" --classes "$dir/data/class.txt" --require-key "$secret"
 common=(--set "base_url=$LLM_URL" --set "cache_path=$dir/cache.sqlite" --set concurrency=1)

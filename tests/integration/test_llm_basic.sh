@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 
 dir=$(scratch)
-llm_slice "$dir/data" 250            # 40 test titles, 4 per class
+llm_slice "$dir/data" 4              # 40 test titles, 4 per class
 n=$(wc -l <"$dir/data/test.txt")
 assert_eq 40 "$n" "test titles"
 start_llm_server "$dir" --truth "$dir/data/test.txt" --truth "$dir/data/dev.txt" \

@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 
 dir=$(scratch)
-llm_slice "$dir/data" 500            # 20 test titles
+llm_slice "$dir/data" 2              # 20 test titles
 n=$(wc -l <"$dir/data/test.txt")
 assert_eq 20 "$n" "test titles"
 start_llm_server "$dir" --truth "$dir/data/test.txt" --classes "$dir/data/class.txt"

@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 
 dir=$(scratch)
-llm_slice "$dir/data" 250            # 40 test titles, 4 per class
+llm_slice "$dir/data" 4              # 40 test titles, 4 per class
 mapfile -t titles < <(cut -f1 "$dir/data/test.txt")
 assert_eq 40 "$(printf '%s\n' "${titles[@]}" | sort -u | wc -l)" "distinct titles"
 

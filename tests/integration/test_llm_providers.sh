@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 
 dir=$(scratch)
-llm_slice "$dir/data" 500            # 20 test titles
+llm_slice "$dir/data" 2              # 20 test titles
 n=$(wc -l <"$dir/data/test.txt")
 start_llm_server "$dir" --truth "$dir/data/test.txt" --classes "$dir/data/class.txt" --strict
 common=(--set "base_url=$LLM_URL/v1" --set cache_path=off --set concurrency=4)

@@ -7,25 +7,25 @@ source "$(dirname "$0")/lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 
 dir=$(scratch)
-llm_slice "$dir/data" 50             # 200 test titles
+llm_slice "$dir/data" 20             # 200 test titles
 n=$(wc -l <"$dir/data/test.txt")
 assert_eq "$n" "$(cut -f1 "$dir/data/test.txt" | sort -u | wc -l)" "distinct titles"
-start_llm_server "$dir" --truth "$dir/data/test.txt" --classes "$dir/data/class.txt" --latency-ms 50
+# 20 answers a second: a run lasts long enough to be stopped midway, even when each look at the
+# cache (a python3 start) takes a second on busy cores.
+start_llm_server "$dir" --truth "$dir/data/test.txt" --classes "$dir/data/class.txt" --latency-ms 200
 cache="$dir/cache.sqlite"
 common=(--set "base_url=$LLM_URL" --set "cache_path=$cache" --set concurrency=4)
 
 cached_rows() { [[ -e "$cache" ]] && cache_rows "$cache" 2>/dev/null || echo 0; }
 
-# wait_for_rows PID N: until the cache holds N answers (or the run ended).
+# wait_for_rows PID N: until the cache holds N answers; fails if the run ended first.
 wait_for_rows() {
-  local i
-  for i in $(seq 600); do
-    (( $(cached_rows) >= $2 )) && return 0
-    kill -0 "$1" 2>/dev/null || fail "the run ended before it could be interrupted"
-    sleep 0.05
-  done
-  fail "no progress"
+  wait_until 120 "$2 answers in the cache" rows_or_gone "$@"
+  ! gone "$1" || fail "the run ended before it could be interrupted"
 }
+rows_or_gone() { (( $(cached_rows) >= $2 )) || gone "$1"; }
+# The server has replied to every request it received (its counters are final).
+server_idle() { [[ $(server_stat "j['requests'] == sum(j['statuses'].values())") == True ]]; }
 
 # 1. SIGKILL mid-run.
 "$NEWSCLS_BIN" train --model llm --data "$dir/data" --out "$dir/model" "${common[@]}" \
@@ -34,7 +34,7 @@ pid=$!
 wait_for_rows "$pid" 40
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null || true
-sleep 0.3                            # let the server finish the orphaned requests
+wait_until 60 "the server to finish the killed run's requests" server_idle
 cached=$(cached_rows)
 sent1=$(server_stat "j['requests']")
 (( cached >= 40 && cached < n )) || fail "cached $cached of $n"
@@ -53,7 +53,7 @@ code=$?
 set -e
 assert_eq 130 "$code" "exit code after SIGINT"
 assert_contains "$dir/run2.err" "interrupted"
-sleep 0.3
+wait_until 60 "the server to finish the interrupted run's requests" server_idle
 cached2=$(cached_rows)
 sent2=$(server_stat "j['requests']")
 (( cached2 > cached && cached2 < n )) || fail "cached $cached2 of $n after SIGINT"

@@ -4,13 +4,13 @@
 # must list every stage with its metrics.
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch)
-make_slice "$dir/data" 3000 20
+make_slice "$dir/data" 3000 50
 
 python3 "$NEWSCLS_SOURCE_DIR/tests/llm_server/fake_llm_server.py" --port-file "$dir/port" \
   --classes "$dir/data/class.txt" --truth "$dir/data/test.txt" >"$dir/server.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
-for _ in $(seq 50); do [[ -s "$dir/port" ]] && break; sleep 0.1; done
+wait_for_file "$dir/port"  # the fake LLM server listens
 port=$(cat "$dir/port")
 
 settings=(--set tfidf-rf.n_trees=10

@@ -6,7 +6,7 @@
 # run on a CSV made of the same slice. A stale README fails here.
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch)
-make_slice "$dir/data" 3000 20
+make_slice "$dir/data" 3000 50
 readme="$NEWSCLS_SOURCE_DIR/README.md"
 
 # The lines of the quick start's code block that run the tool.

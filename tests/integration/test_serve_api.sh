@@ -111,11 +111,12 @@ assert_contains "$dir/metrics.txt" 'newscls_titles_total{model="news"}'
 assert_contains "$dir/metrics.txt" 'newscls_queue_depth{model="news"} 0'
 stop_server TERM
 
-# --- a full queue answers 503 at once: the first request waits 1.5 s for its batch ---
-start_server "$dir/queue.log" --model-dir "$dir/news" --queue 1 --max-batch 1000 --max-wait-ms 1500
+# --- a full queue answers 503 at once: the first request waits 5 s for its batch (the time
+# this test has to see it queued and send the second) ---
+start_server "$dir/queue.log" --model-dir "$dir/news" --queue 1 --max-batch 1000 --max-wait-ms 5000
 post_json 200 "$dir/first.json" '{"titles": ["湖人队主场击败勇士队"]}' &
 first=$!
-sleep 0.5
+wait_until 60 "the first request to wait in the queue" queue_depth_is news 1
 expect_error 503 overloaded POST /v1/classify --data-binary '{"titles": ["网球公开赛决赛"]}'
 wait "$first" || fail "the queued request failed"
 assert_contains "$dir/first.json" '"results"'

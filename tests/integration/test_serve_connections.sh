@@ -13,20 +13,21 @@ train_tiny fasttext "$dir/news" $(tiny_settings fasttext)
 start_server "$dir/server.log" --model-dir "$dir/news" --max-body-bytes 4096 --read-timeout 1 --body-timeout 2 --threads 1
 port=${base#http://127.0.0.1:}
 
-# Each case sends bytes on one connection, reads until the server closes (or 6 s pass), and
+# Each case sends bytes on one connection, reads until the server closes (or 60 s pass), and
 # checks the statuses of the responses, in order.
 python3 - "$port" <<'PY' || fail "connection handling"
 import re, socket, sys, time
 port = int(sys.argv[1])
 
-def exchange(*parts, pause=0.0):
+def exchange(*parts, answered=False):
+    """answered: each part after the first is sent once the head of an answer has come back."""
     s = socket.create_connection(("127.0.0.1", port))
-    s.settimeout(6)
+    s.settimeout(60)
     data = b""
     try:
         for i, part in enumerate(parts):
-            if i:
-                time.sleep(pause)
+            while i and answered and b"\r\n\r\n" not in data and (chunk := s.recv(65536)):
+                data += chunk
             s.sendall(part)
         while chunk := s.recv(65536):
             data += chunk
@@ -50,7 +51,7 @@ for head, first in ((b"POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\
                     (b"POST /v1/classify HTTP/1.1\r\nHost: x\r\nContent-Length: 99999\r\n\r\n", b"413"),
                     (b"GET /v1/models HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(inner), b"200")):
     for parts in ((head + inner,), (head, inner)):
-        statuses, data = exchange(*parts, pause=0.3)
+        statuses, data = exchange(*parts, answered=True)
         assert statuses == [first], (head, statuses)
 # An answer after which the connection closes says so (httplib 0.11 adds "Connection: close"
 # only when the client asked): a GET's unread body, and httplib's own 416 and 400.
@@ -97,7 +98,7 @@ def slow(start_bytes, piece, within, reason):
     s.settimeout(0.05)
     s.sendall(start_bytes)
     start, data = time.time(), b""
-    while time.time() - start < within + 5:
+    while time.time() - start < within + 30:  # a client that keeps trickling, unless cut off
         try:
             if piece:
                 s.sendall(piece)
@@ -110,7 +111,7 @@ def slow(start_bytes, piece, within, reason):
         except (BrokenPipeError, ConnectionResetError):
             break
         time.sleep(0.4)
-    assert time.time() - start < within + 1.5, (reason, time.time() - start)
+    assert time.time() - start < within + 10, (reason, time.time() - start)  # cut off, with room for a busy machine
     assert data.startswith(b"HTTP/1.1 408") and reason in data, data
 
 slow(b"GET /healthz HTTP/1.1\r\nHost: x\r\n", b"X-Slow: 1\r\n", 1, b"headers did not arrive")

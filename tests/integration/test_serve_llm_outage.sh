@@ -16,7 +16,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
 source "$NEWSCLS_SOURCE_DIR/tests/llm_server/lib.sh"
 dir=$(scratch)
-llm_slice "$dir/data" 500
+llm_slice "$dir/data" 2
 failing="一个端点总是失败的标题"
 python3 - "$dir/script.json" "$failing" <<'PY'
 import json, sys
@@ -61,7 +61,7 @@ sent() { sed -n 's/^newscls_llm_requests_total{model="llm"} //p' "$1"; }
 assert_eq "$(sent "$dir/row_before.txt")" "$(sent "$dir/row_after.txt")" "requests sent while paused"
 assert_contains "$dir/row_after.txt" 'newscls_llm_endpoint_paused{model="llm"} 1'
 kill -HUP "$server_pid"  # the models loaded again are not paused (the gauge kept saying so)
-for _ in $(seq 300); do grep -qF "reloaded 1 model" "$dir/serve_row.log" && break; sleep 0.1; done
+wait_for_log "reloaded 1 model" "$dir/serve_row.log"
 call 200 "$dir/row_reloaded.txt" GET /metrics
 assert_contains "$dir/row_reloaded.txt" 'newscls_llm_endpoint_paused{model="llm"} 0'
 stop_server TERM
@@ -152,7 +152,9 @@ llm_counter() { sed -n "s/^newscls_llm_$1_total{model=\"llm\"} //p" "$2"; }
   { cat "$dir/after.txt" >&2; fail "a request while the endpoint was paused was sent"; }
 assert_eq "$(($(llm_counter failed_titles "$dir/before.txt") + 1))" "$(llm_counter failed_titles "$dir/after.txt")" \
   "the title asked during the pause counted failed"
-sleep 5.5  # the pause (backoff_max_s) is over: one title is sent, once
+# The pause (backoff_max_s, 5 s) is over: one title is sent, once.
+unpaused() { call 200 "$dir/pausing.txt" GET /metrics && grep -qxF 'newscls_llm_endpoint_paused{model="llm"} 0' "$dir/pausing.txt"; }
+wait_until 60 "the endpoint's pause to end" unpaused
 post_json 500 "$dir/probe.json" '{"titles":["暂停之后的新标题一","暂停之后的新标题二","暂停之后的新标题三"]}'
 call 200 "$dir/probed.txt" GET /metrics
 assert_eq "$(($(llm_counter requests "$dir/after.txt") + 1))" "$(llm_counter requests "$dir/probed.txt")" \

@@ -12,16 +12,13 @@ start_llm_server() {
   LLM_SERVER_PID=$!
   # serve_lib.sh's trap too, which this one replaces: a failed serve test leaves no server behind
   trap 'kill "$LLM_SERVER_PID" 2>/dev/null || true; ! declare -F stop_leftover_server >/dev/null || stop_leftover_server' EXIT
-  local i
-  for i in $(seq 200); do
-    [[ -s "$dir/port" ]] && break
-    kill -0 "$LLM_SERVER_PID" 2>/dev/null || { cat "$dir/server.err" >&2; fail "fake server died"; }
-    sleep 0.05
-  done
-  [[ -s "$dir/port" ]] || fail "fake server reported no port"
+  wait_until 60 "the fake LLM server to write its port to $dir/port" port_or_gone "$dir/port" "$LLM_SERVER_PID"
+  [[ -s "$dir/port" ]] || { cat "$dir/server.err" >&2; fail "fake server died"; }
   LLM_PORT=$(cat "$dir/port")
   LLM_URL="http://127.0.0.1:$LLM_PORT"
 }
+
+port_or_gone() { [[ -s $1 ]] || gone "$2"; }  # PORT_FILE PID: written, or its writer is gone
 
 stop_llm_server() {
   kill "$LLM_SERVER_PID" 2>/dev/null || true
@@ -63,13 +60,13 @@ run_stat() {
   json_get "$1" "j['run_stats']['$2']"
 }
 
-# llm_slice DIR EVERY: class.txt and every EVERY-th line of the shared test/dev/train splits.
+# llm_slice DIR K: class.txt, 2,000 train titles and K dev and K test titles of each class of the demo set.
 llm_slice() {
-  local out=$1 every=$2 src
-  src=$(shared_data_dir)
+  local out=$1 k=$2 src
+  src=$(demo_data_dir)
   mkdir -p "$out"
   cp "$src/class.txt" "$out/class.txt"
   head -n 2000 "$src/train.txt" >"$out/train.txt"
-  awk -v k="$every" 'NR % k == 0' "$src/dev.txt" >"$out/dev.txt"
-  awk -v k="$every" 'NR % k == 0' "$src/test.txt" >"$out/test.txt"
+  first_per_class "$k" "$src/dev.txt" >"$out/dev.txt"
+  first_per_class "$k" "$src/test.txt" >"$out/test.txt"
 }

@@ -61,12 +61,6 @@ inline std::string safetensors_image(const std::vector<StTensor>& tensors) {
 
 inline std::string hf_fixture(const std::string& name) { return source_dir() + "/tests/fixtures/hf/" + name; }
 
-// ../shared/hf next to the source tree, or "" when this checkout has none.
-inline std::string shared_hf_dir() {
-  const std::string dir = source_dir() + "/../shared/hf";
-  return std::filesystem::exists(dir + "/SOURCE.md") ? dir : "";
-}
-
 // One line naming the file: what every refusal of a hostile file must look like.
 inline bool one_line_naming(const std::string& message, const std::string& path) {
   return message.find('\n') == std::string::npos && message.find(path) != std::string::npos;

@@ -1,7 +1,7 @@
 // The bert family's side of Hugging Face checkpoints: the new architecture options leave own
 // models (and so old bundles) as they were, freezing stops gradients where it should, the
 // WordPiece vocabulary survives a bundle, and the imported tiny classifier computes the
-// logits transformers computed (../shared/hf/golden.jsonl; skipped when absent).
+// logits transformers computed (tests/fixtures/hf/golden.jsonl).
 #include <cmath>
 #include <fstream>
 
@@ -104,20 +104,19 @@ TEST(BertHfTokenizer, WordpieceVocabularyRoundTripsThroughABundle) {
 
 // The imported F32 classifier against transformers' logits, in padded batches.
 TEST(BertHfImport, TinyClassifierLogitsMatchTransformers) {
-  const std::string shared = testing::shared_hf_dir();
-  if (shared.empty()) GTEST_SKIP() << "no ../shared/hf";
+  const std::string hf = testing::hf_fixture("");
   const std::string dir = testing::scratch_dir() + "/hf_tiny_cls";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   for (const char* f : {"config.json", "model.safetensors"}) {
-    std::filesystem::copy_file(shared + "/bert-tiny-cls/" + f, dir + "/" + f);
+    std::filesystem::copy_file(hf + "bert-tiny-cls/" + f, dir + "/" + f);
   }
-  std::filesystem::copy_file(shared + "/bert-base-chinese-vocab.txt", dir + "/vocab.txt");
+  std::filesystem::copy_file(hf + "vocab.txt", dir + "/vocab.txt");
   const hf::BertCheckpoint ck = hf::load_bert_checkpoint(dir);
   ClassifierModel model(architecture_of(ck, 64), 10, std::make_shared<MaskRng>(1));
   copy_checkpoint_weights(ck, *model, false);
   model->eval();
-  std::ifstream golden(shared + "/golden.jsonl");
+  std::ifstream golden(hf + "golden.jsonl");
   std::vector<std::vector<std::int64_t>> encoded;
   std::vector<std::vector<float>> logits;
   for (std::string line; std::getline(golden, line);) {

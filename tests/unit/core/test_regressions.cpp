@@ -1,11 +1,13 @@
 // One test per fuzzer finding in core code (tests/fuzz/regressions/ keeps the inputs).
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -59,6 +61,14 @@ TEST(Regression, ManifestWithHugeNumberIsAModelFormatError) {
   }
 }
 
+// Whether thread `tid` of this process is blocked in read(2) (/proc's syscall file names the
+// call a sleeping thread is in; a running one reads "running").
+bool blocked_in_read(long tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/syscall");
+  long call = -1;
+  return (in >> call) && call == SYS_read;
+}
+
 // Runs in a death-test child: reads "abc\npartial" from a pipe whose writer stays open, and
 // gets SIGINT while blocked for the rest of the second line. Exit 42 = interrupted cleanly.
 [[noreturn]] void read_pipe_until_interrupted() {
@@ -67,8 +77,14 @@ TEST(Regression, ManifestWithHugeNumberIsAModelFormatError) {
   if (::pipe(fds) != 0 || ::dup2(fds[0], 0) < 0) std::_Exit(2);
   if (::write(fds[1], "abc\npartial", 11) != 11) std::_Exit(2);
   const pthread_t reader_thread = ::pthread_self();
-  std::thread([reader_thread] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const long reader_tid = ::syscall(SYS_gettid);
+  std::thread([reader_thread, reader_tid] {
+    // A signal before the read blocks is lost on it (the reader then waits for ever): wait for
+    // the block, however busy the machine (60 s at most, for a /proc without syscall files).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!blocked_in_read(reader_tid) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     ::pthread_kill(reader_thread, SIGINT);
   }).detach();
   TitleReader reader("-");

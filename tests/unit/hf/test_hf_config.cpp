@@ -13,7 +13,7 @@ namespace newscls {
 namespace {
 
 TEST(HfConfig, ReadsTheReferenceConfigs) {
-  const hf::BertConfig cls = hf::read_bert_config(testing::hf_fixture("config-tiny-cls.json"));
+  const hf::BertConfig cls = hf::read_bert_config(testing::hf_fixture("bert-tiny-cls/config.json"));
   EXPECT_EQ(cls.hidden_size, 64);
   EXPECT_EQ(cls.num_hidden_layers, 2);
   EXPECT_EQ(cls.num_attention_heads, 4);
@@ -27,7 +27,7 @@ TEST(HfConfig, ReadsTheReferenceConfigs) {
   ASSERT_EQ(cls.labels.size(), 10u);
   EXPECT_EQ(cls.labels.front(), "finance");
   EXPECT_EQ(cls.labels.back(), "entertainment");
-  const hf::BertConfig mlm = hf::read_bert_config(testing::hf_fixture("config-tiny-mlm.json"));
+  const hf::BertConfig mlm = hf::read_bert_config(testing::hf_fixture("bert-tiny-mlm/config.json"));
   EXPECT_TRUE(mlm.labels.empty());
   EXPECT_EQ(mlm.architectures, std::vector<std::string>{"BertForPreTraining"});
 }

@@ -131,10 +131,9 @@ TEST(HfSafetensors, MissingFileIsAnIoErrorNamingIt) {
 }
 
 TEST(HfSafetensors, RealCheckpointsOpen) {
-  const std::string dir = testing::shared_hf_dir();
-  if (dir.empty()) GTEST_SKIP() << "../shared/hf not present";
+  const std::string dir = testing::hf_fixture("");
   for (const char* model : {"bert-tiny-cls", "bert-tiny-mlm"}) {
-    const SafetensorsFile file = SafetensorsFile::open(dir + "/" + model + "/model.safetensors");
+    const SafetensorsFile file = SafetensorsFile::open(dir + model + "/model.safetensors");
     const DType expected = std::string(model) == "bert-tiny-cls" ? DType::kF32 : DType::kF16;
     for (const auto& [name, info] : file.tensors()) {
       EXPECT_EQ(info.dtype, expected) << name;

@@ -142,15 +142,14 @@ TEST(HfWeights, MissingMisShapedAndAmbiguousTensorsAreNamed) {
 }
 
 TEST(HfWeights, ReferenceCheckpointsLoadWithEveryTensorShaped) {
-  const std::string shared = testing::shared_hf_dir();
-  if (shared.empty()) GTEST_SKIP() << "../shared/hf not present";
+  const std::string hf = testing::hf_fixture("");
   // The checkpoint folders lack vocab.txt; assemble each with the fixture vocabulary.
   for (const std::string model : {"bert-tiny-cls", "bert-tiny-mlm"}) {
     const std::string dir = testing::scratch_dir() + "/" + model;
     std::filesystem::create_directories(dir);
     std::filesystem::copy_file(testing::hf_fixture("vocab.txt"), dir + "/vocab.txt");
-    std::filesystem::copy_file(shared + "/" + model + "/config.json", dir + "/config.json");
-    std::filesystem::create_symlink(shared + "/" + model + "/model.safetensors", dir + "/model.safetensors");
+    std::filesystem::copy_file(hf + model + "/config.json", dir + "/config.json");
+    std::filesystem::create_symlink(hf + model + "/model.safetensors", dir + "/model.safetensors");
     const hf::BertCheckpoint ck = hf::load_bert_checkpoint(dir);
     const hf::BertWeights& w = ck.weights;
     ASSERT_EQ(w.layers.size(), 2u);

@@ -176,17 +176,21 @@ class PausedClassifier : public Classifier {
   double pause_s_;
 };
 
-// As its last batch left it, and ended by the clock with no batch after it.
+// As its last batch left it, and ended by the clock with no batch after it. The pause is
+// long enough to be seen right after the batch on a busy machine; its end is polled for.
 TEST(ServedModel, EndpointPausedAfterABatchUntilThePauseEnds) {
   Manifest manifest;
   manifest.family = "llm";
   manifest.labels = {"a", "b"};
-  ServedModel model("llm", std::make_unique<PausedClassifier>(0.5), manifest, {}, nullptr);
+  ServedModel model("llm", std::make_unique<PausedClassifier>(2.0), manifest, {}, nullptr);
   EXPECT_FALSE(model.endpoint_paused());
   model.batcher().submit({"一个标题"}).get();
   EXPECT_TRUE(model.endpoint_paused());
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));
-  EXPECT_FALSE(model.endpoint_paused());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (model.endpoint_paused() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_FALSE(model.endpoint_paused()) << "the pause had not ended 60 s after the batch";
 }
 
 }  // namespace
