@@ -8,17 +8,21 @@
 #
 # -O1, not Release's -O3: the level the sanitizers' documentation advises, and a shorter CI
 # (docs/BENCHMARKS.md, "CI's time").
-# Env: NEWSCLS_ASAN_BUILD_DIR (default build-asan), NEWSCLS_ASAN_OPT (default -O1).
+# Env: NEWSCLS_ASAN_BUILD_DIR (default build-asan), NEWSCLS_ASAN_OPT (default -O1),
+# NEWSCLS_ASAN_ONLY (build or tests: that half alone, so CI can time each; default both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${NEWSCLS_ASAN_BUILD_DIR:-build-asan}
+only=${NEWSCLS_ASAN_ONLY:-}
 scripts/setup.sh
 start=$(date +%s)
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="${NEWSCLS_ASAN_OPT:--O1} -DNDEBUG" -DNEWSCLS_SANITIZE=ON >/dev/null
-cmake --build "$build_dir" -j"$(nproc)" --target newscls newscls_unit_tests newscls_plugin_unit_tests
+if [[ $only != tests ]]; then
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="${NEWSCLS_ASAN_OPT:--O1} -DNDEBUG" -DNEWSCLS_SANITIZE=ON >/dev/null
+  cmake --build "$build_dir" -j"$(nproc)" --target newscls newscls_unit_tests newscls_plugin_unit_tests
+fi
 built=$(date +%s)
+[[ $only == build ]] && exit 0
 
 source scripts/sanitizer_env.sh
-cd "$build_dir"
-ctest --output-on-failure -j"$(nproc)" -L 'unit|integration' -LE slow -E "$sanitizer_excluded_tests" "$@"
+scripts/run_ctest.sh "$build_dir" -L 'unit|integration' -LE slow -E "$sanitizer_excluded_tests" "$@"
 echo "ci_sanitize: build $((built - start)) s, tests $(($(date +%s) - built)) s"

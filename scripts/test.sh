@@ -12,5 +12,4 @@ done
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
-cd "${NEWSCLS_BUILD_DIR:-build}"
-ctest --output-on-failure -j"$(nproc)" "$@"
+scripts/run_ctest.sh "${NEWSCLS_BUILD_DIR:-build}" "$@"
