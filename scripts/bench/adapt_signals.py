@@ -9,7 +9,12 @@ validation (Zhong et al. 2010): a fasttext trained on the feed's titles alone, l
 candidate, scored on dev. Labels that describe the feed well teach a model that still reads
 THUCNews; the figure needs no label of the feed. Never reads the cross-domain sample.
 
-  scripts/bench/adapt_signals.py --feed FEED --referee runs/bert --candidates runs/fasttext a/ft b/ft
+  scripts/bench/adapt_signals.py --data /path/to/thucnews --feed FEED --referee runs/bert \
+      --candidates runs/fasttext a/ft b/ft
+
+--data (or the NEWSCLS_DATA environment variable; one of them required): the folder of the full
+THUCNews data (train/dev/test.txt, class.txt). --feed (required): the unlabelled feed, titles of
+another outlet one a line (toutiao_feed.txt).
 """
 import argparse
 import json
@@ -52,7 +57,9 @@ def main():
     ap.add_argument("--referee", action="append", default=[])
     ap.add_argument("--candidates", nargs="+", required=True)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--data", default=os.path.join(root, "../shared/data/thucnews"))
+    data_env = os.environ.get("NEWSCLS_DATA") or None
+    ap.add_argument("--data", default=data_env, required=data_env is None,
+                    help="the folder of the full THUCNews data (train/dev/test.txt, class.txt; default: $NEWSCLS_DATA, one of them is required)")
     ap.add_argument("--work", default="/tmp/newscls-adapt-signals")
     args = ap.parse_args()
     referees = {r: predict(args.bin, r, args.feed, args.threads) for r in args.referee}

@@ -10,7 +10,12 @@
 # signals only).
 #
 # Usage: scripts/bench/bench_adapt.sh
-#   env: NEWSCLS_BIN, DATA, CROSS, FEED, BEFORE (bundles to adapt, one folder per family),
+#   env (required): DATA (the folder of the full THUCNews data: train/dev/test.txt, class.txt),
+#        CROSS (the cross-domain sample: labelled headlines of another outlet,
+#        toutiao_sample.txt, in the format of test.txt),
+#        FEED (the unlabelled feed: titles of another outlet, one a line, toutiao_feed.txt),
+#        BEFORE (bundles to adapt, one folder per family);
+#   env (optional): NEWSCLS_BIN,
 #        AFTER (optional: bundles adapted already, one folder per family, with the adapt time
 #        their manifest records: measured, not adapted again),
 #        WORK (where adapted bundles and evaluations go), THREADS (default 2),
@@ -19,9 +24,9 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 NEWSCLS_BIN=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
-DATA=${DATA:-$root/../shared/data/thucnews}
-CROSS=${CROSS:-$root/../shared/data/crossdomain/toutiao_sample.txt}
-FEED=${FEED:-$root/../shared/data/unlabeled/toutiao_feed.txt}
+: "${DATA:?set DATA to the folder of the full THUCNews data (train/dev/test.txt, class.txt)}"
+: "${CROSS:?set CROSS to the cross-domain sample, labelled headlines of another outlet, in the format of test.txt (toutiao_sample.txt)}"
+: "${FEED:?set FEED to the unlabelled feed, titles of another outlet, one a line (toutiao_feed.txt)}"
 BEFORE=${BEFORE:?set BEFORE to a folder holding a trained bundle per family}
 WORK=${WORK:-/tmp/newscls-bench-adapt}
 THREADS=${THREADS:-2}

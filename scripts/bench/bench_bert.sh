@@ -5,15 +5,16 @@
 # default config. The throughput grid pins the peer's architecture on our side (4 layers,
 # hidden 256, ff 1024, no n-gram tables), since our default config is smaller.
 #
-#   scripts/bench/bench_bert.sh                      # STEPS=60 per run
-#   STEPS=100 CORETYPES="Haswell Zen" scripts/bench/bench_bert.sh
-# Env: NEWSCLS_BIN (default build/apps/newscls/newscls), NEWSCLS_DATA (default
-# ../shared/data/thucnews), STEPS, CORETYPES (OPENBLAS_CORETYPE values; "auto" = unset),
+#   NEWSCLS_DATA=/path/to/thucnews scripts/bench/bench_bert.sh      # STEPS=60 per run
+#   NEWSCLS_DATA=/path/to/thucnews STEPS=100 CORETYPES="Haswell Zen" scripts/bench/bench_bert.sh
+# Env: NEWSCLS_DATA (required: the folder of the full THUCNews data, train/dev/test.txt and class.txt),
+# NEWSCLS_BIN (default build/apps/newscls/newscls), STEPS, CORETYPES (OPENBLAS_CORETYPE values; "auto" = unset),
 # SETTINGS ("torch_threads:blas_threads" pairs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
-data=${NEWSCLS_DATA:-$root/../shared/data/thucnews}
+: "${NEWSCLS_DATA:?set NEWSCLS_DATA to the folder of the full THUCNews data (train/dev/test.txt, class.txt)}"
+data=$NEWSCLS_DATA
 steps=${STEPS:-60}
 coretypes=${CORETYPES:-Haswell}
 settings=${SETTINGS:-"1:1 2:1 1:2"}

@@ -4,16 +4,17 @@
 # title is in a batch of 32. Given several plugins (e.g. one built before a change and one
 # after), their processes alternate REPEATS times in one run, so each pair shares the machine.
 #
-# Usage: scripts/bench/bench_bert_forward.sh [LABEL=PLUGIN.so[@THREADS]]...
+# Usage: BERT=/path/to/bert DATA=/path/to/thucnews scripts/bench/bench_bert_forward.sh [LABEL=PLUGIN.so[@THREADS]]...
 #        (default: now=build/src/bert/libnewscls_bert.so)
-# env: BERT (bundle), DATA, WORK, BATCHES (1,32), ROUNDS (per process), ROUND_SECONDS,
+# env (required): BERT (a trained bert bundle), DATA (the folder of the full THUCNews data: train/dev/test.txt, class.txt);
+# env (optional): WORK, BATCHES (1,32), ROUNDS (per process), ROUND_SECONDS,
 #      REPEATS (processes per plugin), THREADS (set_threads; default: the cores, as serve
 #      --threads 0), OPENBLAS_NUM_THREADS (default 1, as serve sets it)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
-BERT=${BERT:-/work/runs-shared/bert}
-DATA=${DATA:-$root/../shared/data/thucnews}
+: "${BERT:?set BERT to a trained bert bundle (its folder)}"
+: "${DATA:?set DATA to the folder of the full THUCNews data (train/dev/test.txt, class.txt)}"
 WORK=${WORK:-/tmp/newscls-bench-bert-forward}
 BATCHES=${BATCHES:-1,32}
 ROUNDS=${ROUNDS:-5}

@@ -3,15 +3,18 @@
 # the bundles alternate within each round (so load drifts hit them alike), start-up included,
 # median of ROUNDS. Prints each bundle's median seconds, titles/s and speed against the first.
 #
-#   ROUNDS=5 TITLES=../shared/data/thucnews/test.txt THREADS=1 \
+#   ROUNDS=5 TITLES=/path/to/thucnews/test.txt THREADS=1 \
 #     scripts/bench/bench_compressed_predict.sh runs/bert runs/bert-int8 runs/bert-pruned
 #
+# Env: TITLES (required: the titles to predict, e.g. the full THUCNews test.txt), NEWSCLS_BIN,
+# ROUNDS (5), THREADS (1).
 # A bundle given as DIR@BINARY runs with that newscls binary (e.g. one built from an older
 # commit), so two builds can be compared on the same bundles in one run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)  # for the defaults; paths given are the caller's
 bin=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
-titles=${TITLES:-$root/../shared/data/thucnews/test.txt}
+: "${TITLES:?set TITLES to the file of titles to predict, e.g. the full THUCNews test.txt}"
+titles=$TITLES
 rounds=${ROUNDS:-5}
 threads=${THREADS:-1}
 [ $# -ge 2 ] || { echo "usage: $0 BASELINE_BUNDLE BUNDLE..." >&2; exit 2; }

@@ -10,15 +10,19 @@
 # Nothing is chosen here: the sample is measured, never tuned on (see its SOURCE.md).
 #
 # Usage: scripts/bench/bench_crossdomain.sh
-#   env: NEWSCLS_BIN, DATA, CROSS, BEFORE (default /work/runs-shared), AFTER, WORK, THREADS,
+#   env (required): DATA (the folder of the full THUCNews data: train/dev/test.txt, class.txt),
+#        CROSS (the cross-domain sample: labelled headlines of another outlet,
+#        toutiao_sample.txt, in the format of test.txt),
+#        BEFORE (trained bundles, one folder per family);
+#   env (optional): NEWSCLS_BIN, AFTER, WORK, THREADS,
 #        FAMILIES (default "tfidf-rf fasttext bert"), PARTS (default "diagnose compare")
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 NEWSCLS_BIN=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
-DATA=${DATA:-$root/../shared/data/thucnews}
-CROSS=${CROSS:-$root/../shared/data/crossdomain/toutiao_sample.txt}
-BEFORE=${BEFORE:-/work/runs-shared}
+: "${DATA:?set DATA to the folder of the full THUCNews data (train/dev/test.txt, class.txt)}"
+: "${CROSS:?set CROSS to the cross-domain sample, labelled headlines of another outlet, in the format of test.txt (toutiao_sample.txt)}"
+: "${BEFORE:?set BEFORE to a folder holding a trained bundle per family (tfidf-rf/, fasttext/, bert/)}"
 AFTER=${AFTER:-}
 WORK=${WORK:-/tmp/newscls-bench-crossdomain}
 THREADS=${THREADS:-1}

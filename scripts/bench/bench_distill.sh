@@ -6,10 +6,11 @@
 # (dev/test accuracy and macro-F1, predict titles/s of teacher and student measured side by
 # side in one process, parameters, MB) and, for the ensemble, each teacher's test accuracy.
 #
-#   scripts/bench/bench_distill.sh                       # all three runs
-#   RUNS="distilled hard" STUDENT="layers=1" scripts/bench/bench_distill.sh
-# Env: NEWSCLS_BIN (default build/apps/newscls/newscls), NEWSCLS_DATA (../shared/data/thucnews),
-# RUNS_SHARED (/work/runs-shared), OUT (where bundles go; default a temporary folder, removed),
+#   NEWSCLS_DATA=/path/to/thucnews RUNS_SHARED=/path/to/runs scripts/bench/bench_distill.sh   # all three runs
+#   NEWSCLS_DATA=... RUNS_SHARED=... RUNS="distilled hard" STUDENT="layers=1" scripts/bench/bench_distill.sh
+# Env: NEWSCLS_DATA (required: the folder of the full THUCNews data, train/dev/test.txt and class.txt),
+# RUNS_SHARED (required: the teachers' folder, holding bert/, and tfidf-rf/ and fasttext/ for the
+# ensemble run), NEWSCLS_BIN (default build/apps/newscls/newscls), OUT (where bundles go; default a temporary folder, removed),
 # RUNS (subset of "distilled attention hard ensemble"; attention = distilled plus attention_weight=1), STUDENT (space-separated --set key=value of the
 # student, shared by all runs; default: the method's defaults, a one-layer student of the
 # teacher's widths from the teacher's layers, 6 epochs), DISTILL (settings of the distilled runs
@@ -18,8 +19,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
-data=${NEWSCLS_DATA:-$root/../shared/data/thucnews}
-shared=${RUNS_SHARED:-/work/runs-shared}
+: "${NEWSCLS_DATA:?set NEWSCLS_DATA to the folder of the full THUCNews data (train/dev/test.txt, class.txt)}"
+: "${RUNS_SHARED:?set RUNS_SHARED to the folder of the teacher bundles: bert/ (and tfidf-rf/, fasttext/ for the ensemble run)}"
+data=$NEWSCLS_DATA
+teachers=$RUNS_SHARED
 runs=${RUNS:-"distilled hard ensemble"}
 student=${STUDENT:-"layers=1"}
 distill=${DISTILL:-"temperature=1 alpha=0.5 attention_weight=0"}
@@ -31,7 +34,7 @@ compress() {  # name, then extra arguments
   local name=$1; shift
   echo "## $name: $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
   # shellcheck disable=SC2046
-  nice -n 10 "$bin" --log-level "${LOG_LEVEL:-warn}" compress --model-dir "$shared/bert" --method distill --out "$out/$name" \
+  nice -n 10 "$bin" --log-level "${LOG_LEVEL:-warn}" compress --model-dir "$teachers/bert" --method distill --out "$out/$name" \
     --data "$data" --threads 1 --seed 1 --speed-titles "${SPEED_TITLES:-0}" $(sets $student) "$@"
   jq -r --arg n "$name" '
     "\($n): settings \(.settings | tojson)",
@@ -52,9 +55,9 @@ for run in $runs; do
     attention) compress attention $(sets $distill) --set attention_weight=1 ;;
     hard) compress hard --set alpha=0 --set attention_weight=0 ;;
     ensemble)
-      compress ensemble $(sets $distill) --teacher "$shared/tfidf-rf" --teacher "$shared/fasttext" --teacher "$shared/bert"
+      compress ensemble $(sets $distill) --teacher "$teachers/tfidf-rf" --teacher "$teachers/fasttext" --teacher "$teachers/bert"
       for t in tfidf-rf fasttext bert; do
-        echo "  teacher $t test acc $(jq .accuracy "$shared/$t/metrics.json")"
+        echo "  teacher $t test acc $(jq .accuracy "$teachers/$t/metrics.json")"
       done ;;
     *) echo "unknown run $run" >&2; exit 2 ;;
   esac

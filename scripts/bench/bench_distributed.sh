@@ -6,13 +6,15 @@
 # 0's step time spent in the gradient exchange, the bytes each rank sends into it per step,
 # and the compute time per step: the inputs of the projection in docs/BENCHMARKS.md.
 #
-#   scripts/bench/bench_distributed.sh                # STEPS=150
-# Env: NEWSCLS_BIN, NEWSCLS_DATA (default ../shared/data/thucnews), STEPS, RANKS (2),
+#   NEWSCLS_DATA=/path/to/thucnews scripts/bench/bench_distributed.sh    # STEPS=150
+# Env: NEWSCLS_DATA (required: the folder of the full THUCNews data, train/dev/test.txt and class.txt),
+# NEWSCLS_BIN, STEPS, RANKS (2),
 # SETTINGS (single-process "torch_threads:openblas_threads" pairs, default "1:1 2:1 2:2").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
-data=${NEWSCLS_DATA:-$root/../shared/data/thucnews}
+: "${NEWSCLS_DATA:?set NEWSCLS_DATA to the folder of the full THUCNews data (train/dev/test.txt, class.txt)}"
+data=$NEWSCLS_DATA
 steps=${STEPS:-150}
 ranks=${RANKS:-2}
 settings=${SETTINGS:-"1:1 2:1 2:2"}

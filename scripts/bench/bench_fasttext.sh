@@ -14,12 +14,14 @@
 # newscls, also in steady state: (N_big - N_small) / (t_big - t_small), which cancels the
 # process start and the bundle load.
 #
-# Usage: scripts/bench/bench_fasttext.sh   (env: NEWSCLS_BIN, DATA, WORK, THREADS, REPEAT)
+# Usage: DATA=/path/to/thucnews scripts/bench/bench_fasttext.sh
+#   env: DATA (required: the folder of the full THUCNews data, train/dev/test.txt and class.txt),
+#        NEWSCLS_BIN, WORK, THREADS, REPEAT
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 NEWSCLS_BIN=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
-DATA=${DATA:-$root/../shared/data/thucnews}
+: "${DATA:?set DATA to the folder of the full THUCNews data (train/dev/test.txt, class.txt)}"
 WORK=${WORK:-/tmp/newscls-bench-fasttext}
 THREADS=${THREADS:-2}
 REPEAT=${REPEAT:-20}

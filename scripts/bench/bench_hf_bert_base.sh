@@ -7,15 +7,18 @@
 #     architecture (character vocabulary, no n-gram tables), whose ratio should be near 1.
 # The machine is shared and noisy: compare the ratios within one run, not across runs.
 #
-#   scripts/bench/bench_hf_bert_base.sh              # TITLES=256 FREEZE=10 THREADS=2
-# Env: NEWSCLS_BIN (default build/apps/newscls/newscls), NEWSCLS_DATA (default
-# ../shared/data/thucnews), HF_VOCAB (default ../shared/hf/bert-base-chinese-vocab.txt),
-# TITLES (training and prediction titles), FREEZE, THREADS.
+#   NEWSCLS_DATA=/path/to/thucnews HF_VOCAB=/path/to/vocab.txt scripts/bench/bench_hf_bert_base.sh
+#                                                    # TITLES=256 FREEZE=10 THREADS=2
+# Env: NEWSCLS_DATA (required: the folder of the full THUCNews data, train/dev/test.txt and class.txt),
+# HF_VOCAB (required: bert-base-chinese's vocab.txt, its 21,128 WordPiece tokens),
+# NEWSCLS_BIN (default build/apps/newscls/newscls), TITLES (training and prediction titles), FREEZE, THREADS.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
-data=${NEWSCLS_DATA:-$root/../shared/data/thucnews}
-vocab=${HF_VOCAB:-$root/../shared/hf/bert-base-chinese-vocab.txt}
+: "${NEWSCLS_DATA:?set NEWSCLS_DATA to the folder of the full THUCNews data (train/dev/test.txt, class.txt)}"
+: "${HF_VOCAB:?set HF_VOCAB to the vocab.txt of bert-base-chinese (its 21,128 WordPiece tokens)}"
+data=$NEWSCLS_DATA
+vocab=$HF_VOCAB
 titles=${TITLES:-256}
 freeze=${FREEZE:-10}
 threads=${THREADS:-2}

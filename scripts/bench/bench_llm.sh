@@ -10,12 +10,15 @@
 # THUCNews's 10,000 test titles: on a few hundred, the injected Retry-After waits dominate.
 #
 #   scripts/bench/bench_llm.sh [BUILD_DIR] [DATA_DIR]
+#   DATA_DIR (or NEWSCLS_DATA when it is not given; one of them required): the folder of the
+#   full THUCNews data (test.txt, class.txt)
 #   env: CONCURRENCY (64) LATENCY_MS (50) FAULT_RATE (0.1)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
-data=${2:-$root/../shared/data/thucnews}
+data=${2:-${NEWSCLS_DATA:-}}
+[[ -n $data ]] || { echo "$(basename "$0"): give DATA_DIR (second argument) or set NEWSCLS_DATA to the folder of the full THUCNews data (train/dev/test.txt, class.txt)" >&2; exit 2; }
 bin=${NEWSCLS_BIN:-$build/apps/newscls/newscls}
 concurrency=${CONCURRENCY:-64}
 latency_ms=${LATENCY_MS:-50}

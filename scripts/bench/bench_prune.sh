@@ -8,14 +8,15 @@
 # Settings are chosen on dev: with DEV_ONLY=1 the run reads a copy of the data folder whose
 # test.txt is dev.txt, so a trial never sees test; the final configuration runs once without it.
 #
-# Usage: scripts/bench/bench_prune.sh [--set key=value]...
-#   env: NEWSCLS_BIN, BUNDLE (default /work/runs-shared/bert), DATA, OUT, THREADS, DEV_ONLY
+# Usage: BUNDLE=/path/to/bert DATA=/path/to/thucnews scripts/bench/bench_prune.sh [--set key=value]...
+#   env (required): BUNDLE (a trained bert bundle), DATA (the folder of the full THUCNews data: train/dev/test.txt, class.txt);
+#   env (optional): NEWSCLS_BIN, OUT, THREADS, DEV_ONLY
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 NEWSCLS_BIN=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
-BUNDLE=${BUNDLE:-/work/runs-shared/bert}
-DATA=${DATA:-$root/../shared/data/thucnews}
+: "${BUNDLE:?set BUNDLE to a trained bert bundle (its folder)}"
+: "${DATA:?set DATA to the folder of the full THUCNews data (train/dev/test.txt, class.txt)}"
 OUT=${OUT:-/tmp/newscls-bench-prune}
 THREADS=${THREADS:-1}
 [[ -x $NEWSCLS_BIN ]] || { echo "no newscls binary at $NEWSCLS_BIN (set NEWSCLS_BIN)" >&2; exit 1; }

@@ -4,18 +4,20 @@
 # titles/s measured in-process on the same dev titles, alternated), and the real `newscls
 # predict` binary timed on both bundles, alternated, ROUNDS rounds, on the same titles.
 #
-#   scripts/bench/bench_quantize.sh                        # the default bert bundle
-#   MODEL=/work/runs-shared/bert OUT=/tmp/q8 SETTINGS="engine=qnnpack" scripts/bench/bench_quantize.sh
+#   NEWSCLS_DATA=/path/to/thucnews MODEL=/path/to/bert scripts/bench/bench_quantize.sh
+#   NEWSCLS_DATA=... MODEL=... OUT=/tmp/q8 SETTINGS="engine=qnnpack" scripts/bench/bench_quantize.sh
 #   DEV_ONLY=1 ...   # prints dev figures only (choosing settings); the test split is still
 #                    # evaluated by compress but not shown
-# Env: NEWSCLS_BIN, NEWSCLS_DATA (default ../shared/data/thucnews), MODEL (default
-# /work/runs-shared/bert), OUT (default a temporary folder), SETTINGS (space-separated
+# Env: NEWSCLS_DATA (required: the folder of the full THUCNews data, train/dev/test.txt and class.txt),
+# MODEL (required: the trained bert bundle to quantise), NEWSCLS_BIN, OUT (default a temporary folder), SETTINGS (space-separated
 # key=value), THREADS (default 1), ROUNDS (default 3), SPEED_TITLES (default 0 = all dev).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
-data=${NEWSCLS_DATA:-$root/../shared/data/thucnews}
-model=${MODEL:-/work/runs-shared/bert}
+: "${NEWSCLS_DATA:?set NEWSCLS_DATA to the folder of the full THUCNews data (train/dev/test.txt, class.txt)}"
+: "${MODEL:?set MODEL to the trained bert bundle to quantise (its folder)}"
+data=$NEWSCLS_DATA
+model=$MODEL
 threads=${THREADS:-1}
 rounds=${ROUNDS:-3}
 work=$(mktemp -d)

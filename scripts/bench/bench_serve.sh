@@ -9,16 +9,17 @@
 # takes its share of the cores: figures are for server and clients together.
 #
 # Usage: scripts/bench/bench_serve.sh [fasttext|bert|hostile]...   (default: all three)
-# env: NEWSCLS_BIN, FASTTEXT (bundle), BERT (bundle), DATA, WORK, DURATION (s), HOSTILE, THREADS,
+# env (required): DATA (the folder of the full THUCNews data: train/dev/test.txt, class.txt),
+#      FASTTEXT (a trained fasttext bundle; for the fasttext and hostile parts),
+#      BERT (a trained bert bundle; for the bert part);
+# env (optional): NEWSCLS_BIN, WORK, DURATION (s), HOSTILE, THREADS,
 #      PAIRS (bert: runs of each mode, alternating), BATCHED_ARGS (bert: more serve options
 #      for the micro-batching runs, e.g. "--max-wait-ms 2")
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 NEWSCLS_BIN=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
-FASTTEXT=${FASTTEXT:-/work/runs-shared/fasttext}
-BERT=${BERT:-/work/runs-shared/bert}
-DATA=${DATA:-$root/../shared/data/thucnews}
+: "${DATA:?set DATA to the folder of the full THUCNews data (train/dev/test.txt, class.txt)}"
 WORK=${WORK:-/tmp/newscls-bench-serve}
 DURATION=${DURATION:-10}
 HOSTILE=${HOSTILE:-10000}
@@ -27,6 +28,12 @@ PAIRS=${PAIRS:-2}
 BATCHED_ARGS=${BATCHED_ARGS:-}
 parts=("$@")
 ((${#parts[@]})) || parts=(fasttext bert hostile)
+for part in "${parts[@]}"; do
+  case $part in
+    fasttext | hostile) : "${FASTTEXT:?set FASTTEXT to a trained fasttext bundle (the fasttext and hostile parts serve it)}" ;;
+    bert) : "${BERT:?set BERT to a trained bert bundle (the bert part serves it)}" ;;
+  esac
+done
 
 [[ -x $NEWSCLS_BIN ]] || { echo "no newscls binary at $NEWSCLS_BIN (set NEWSCLS_BIN)" >&2; exit 1; }
 mkdir -p "$WORK"

@@ -8,11 +8,14 @@
 #   - with BERT_BUNDLE=DIR: `newscls predict` of 100 test titles with a bert bundle, where
 #     loading the plugin and LibTorch is most of the time.
 #
-#   [BERT_BUNDLE=DIR] scripts/bench/bench_startup.sh OLD_BIN NEW_BIN TFIDF_RF_BUNDLE FASTTEXT_BUNDLE [RUNS]
+#   NEWSCLS_DATA=/path/to/thucnews [BERT_BUNDLE=DIR] scripts/bench/bench_startup.sh OLD_BIN NEW_BIN TFIDF_RF_BUNDLE FASTTEXT_BUNDLE [RUNS]
+# NEWSCLS_DATA (required): the folder of the full THUCNews data (train/dev/test.txt, class.txt);
+# its test.txt gives the titles.
 set -euo pipefail
 (( $# >= 4 )) || { echo "usage: $0 OLD_BIN NEW_BIN TFIDF_RF_BUNDLE FASTTEXT_BUNDLE [RUNS]" >&2; exit 2; }
 old=$1 new=$2 tfidf=$3 fasttext=$4 runs=${5:-5}
-data="${NEWSCLS_DATA:-$(dirname "$0")/../../../shared/data/thucnews}"
+: "${NEWSCLS_DATA:?set NEWSCLS_DATA to the folder of the full THUCNews data (train/dev/test.txt, class.txt)}"
+data=$NEWSCLS_DATA
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cut -f1 "$data/test.txt" >"$work/test10k.txt"

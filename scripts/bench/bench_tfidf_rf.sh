@@ -11,16 +11,19 @@
 # RSS for each, the training speed ratios, and newscls predict throughput (titles/s through
 # the real binary).
 #
-#   scripts/bench/bench_tfidf_rf.sh                  # full run (newscls, then both peers)
-#   NEWSCLS_BIN=build/apps/newscls/newscls TREES=100 THREADS=2 PEERS="char jieba" scripts/bench/bench_tfidf_rf.sh
-#   SKIP_PEER=1 scripts/bench/bench_tfidf_rf.sh      # newscls only
+#   NEWSCLS_DATA=/path/to/thucnews scripts/bench/bench_tfidf_rf.sh     # full run (newscls, then both peers)
+#   NEWSCLS_DATA=... NEWSCLS_BIN=build/apps/newscls/newscls TREES=100 THREADS=2 PEERS="char jieba" scripts/bench/bench_tfidf_rf.sh
+#   NEWSCLS_DATA=... SKIP_PEER=1 scripts/bench/bench_tfidf_rf.sh     # newscls only
 #
+# Env: NEWSCLS_DATA (required: the folder of the full THUCNews data, train/dev/test.txt and class.txt), NEWSCLS_BIN,
+# TREES, THREADS, PREDICT_REPEAT, PEERS, WORK, SKIP_PEER.
 # Needs: a built newscls; apt-get install -y python3-sklearn python3-jieba (for /usr/bin/python3).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BIN="${NEWSCLS_BIN:-$ROOT/build/apps/newscls/newscls}"
-DATA="${NEWSCLS_DATA:-$ROOT/../shared/data/thucnews}"
+: "${NEWSCLS_DATA:?set NEWSCLS_DATA to the folder of the full THUCNews data (train/dev/test.txt, class.txt)}"
+DATA=$NEWSCLS_DATA
 TREES="${TREES:-100}"
 THREADS="${THREADS:-2}"
 PREDICT_REPEAT="${PREDICT_REPEAT:-10}"

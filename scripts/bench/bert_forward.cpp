@@ -5,7 +5,7 @@
 // the median round of each size is reported. Prints one JSON line per batch size.
 //
 //   bert_forward --plugin build/src/bert/libnewscls_bert.so --family bert \
-//     --bundle /work/runs-shared/bert --titles titles.txt --batches 1,32 --rounds 7 --seconds 1
+//     --bundle /path/to/bert --titles titles.txt --batches 1,32 --rounds 7 --seconds 1
 // Built by scripts/bench/bench_bert_forward.sh.
 #include <algorithm>
 #include <chrono>

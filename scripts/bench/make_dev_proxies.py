@@ -7,10 +7,12 @@
   half_q  the first half of each title, "？" appended
 
 Writes OUT/dev_{sub20,joined,q,half_q}.txt (title<TAB>label_id, dev's order and labels).
-The sets of 2026-12-02 (BENCHMARKS "Hash collisions") were made with --seed 7; the earlier
-rounds' sets came from a scratch script with another draw, so sub20 and joined differ a little.
+docs/BENCHMARKS.md's later fasttext sets were made with --seed 7; its other dev-derived figures
+came from an earlier scratch script with another draw, so their sub20 and joined differ a little.
 
-  scripts/bench/make_dev_proxies.py --data ../shared/data/thucnews --out /work/exp/proxy --seed 7
+  scripts/bench/make_dev_proxies.py --data /path/to/thucnews --out /tmp/proxy --seed 7
+
+--data (required): the folder of the full THUCNews data (train/dev/test.txt, class.txt).
 """
 import argparse
 import os

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The tuning tables of docs/BENCHMARKS.md, measured on dev only.
+# The tuning runs behind docs/BENCHMARKS.md's choices, measured on dev only (the tfidf-rf rows
+# are the first, 30-tree round; the doc keeps the figures of the rounds that set today's defaults,
+# git history the rest).
 #
 # Each row is one `newscls train` of a family with some --set overrides. Training reads a data
 # folder whose test.txt is a link to dev.txt, so the evaluation that `train` runs at its end is
@@ -8,20 +10,22 @@
 # Accuracy runs are niced (these machines are shared); times are printed but are not
 # comparable across rows measured at different loads.
 #
-#   scripts/bench/tune_dev.sh tfidf-rf            # 8 rows of 30 trees
+#   NEWSCLS_DATA=/path/to/thucnews scripts/bench/tune_dev.sh tfidf-rf   # 8 rows of 30 trees
 #   scripts/bench/tune_dev.sh fasttext            # design choices, seed 1 (SEEDS="1 2": both), one thread
 #     (rows after default: the design built up step by step, then one change to the default each)
 #   scripts/bench/tune_dev.sh bert                # epochs (2 vs 5) and the trigram table
 #   ROWS="sqrt_l3" scripts/bench/tune_dev.sh tfidf-rf   # only the named rows
-#   EXISTING="default=/work/runs-shared/bert" scripts/bench/tune_dev.sh bert
+#   EXISTING="default=/path/to/bert" scripts/bench/tune_dev.sh bert
 #       (a row from a bundle trained elsewhere on the real data: evaluated with `eval --split dev`;
 #        its per-epoch dev macro-F1 comes from its metrics.json)
-# Env: NEWSCLS_BIN, NEWSCLS_DATA, WORK (kept: a row already measured there with the same
+# Env: NEWSCLS_DATA (required, in every example above: the folder of the full THUCNews data,
+# train/dev/test.txt and class.txt), NEWSCLS_BIN, WORK (kept: a row already measured there with the same
 # binary, plugins, data and settings is not rerun, and is marked "(kept)").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${NEWSCLS_BIN:-$root/build/apps/newscls/newscls}
-data=${NEWSCLS_DATA:-$root/../shared/data/thucnews}
+: "${NEWSCLS_DATA:?set NEWSCLS_DATA to the folder of the full THUCNews data (train/dev/test.txt, class.txt)}"
+data=$NEWSCLS_DATA
 model=${1:?usage: tune_dev.sh tfidf-rf|fasttext|bert}
 work=${WORK:-/tmp/newscls-tune-$model}
 [[ -x $bin ]] || { echo "error: no newscls binary at $bin (set NEWSCLS_BIN)" >&2; exit 1; }
