@@ -10,6 +10,22 @@
 
 namespace newscls::app {
 
+namespace {
+
+// --exclude and --relabel: what to do with the titles a `newscls audit` file flags.
+void add_audit_use_options(CLI::App& cmd, TrainRequest& request) {
+  const char* group = "Using an audit (newscls audit)";
+  CLI::Option* exclude =
+      cmd.add_option("--exclude", request.exclude_file,
+                     "Audit CSV of newscls audit: train without the titles it flags (matched by line, checked by title)")
+          ->check(non_empty_path())->group(group);
+  cmd.add_option("--relabel", request.relabel_file,
+                 "Audit CSV of newscls audit: train with its suggested labels for the titles it flags")
+      ->check(non_empty_path())->excludes(exclude)->group(group);
+}
+
+}  // namespace
+
 void setup_train(CLI::App& app) {
   auto request = std::make_shared<TrainRequest>();
   CLI::App* cmd = app.add_subcommand("train", "Train a model on the train split (a --data folder's or --train's), select on dev, evaluate on test");
@@ -34,6 +50,7 @@ void setup_train(CLI::App& app) {
                   "Titles of your own feed, one per line, no labels ('-' = stdin): the model adapts to them")
       ->check(non_empty_path());
   add_self_training_options(*cmd, request->self_training, request->teacher_dirs);
+  add_audit_use_options(*cmd, *request);
   cmd->callback([request] {
     const TrainOutcome outcome = train_model(*request);
     if (!outcome.wrote_bundle) {

@@ -18,5 +18,6 @@ void setup_import_hf(CLI::App& app);
 void setup_embed(CLI::App& app);
 void setup_compress(CLI::App& app);
 void setup_adapt(CLI::App& app);
+void setup_audit(CLI::App& app);
 
 }  // namespace newscls::app

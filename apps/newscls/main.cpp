@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   app.parse_complete_callback([&log_level] { setup_logging(log_level); });
   newscls::app::setup_train(app);
   newscls::app::setup_adapt(app);
+  newscls::app::setup_audit(app);
   newscls::app::setup_eval(app);
   newscls::app::setup_predict(app);
   newscls::app::setup_info(app);

@@ -68,6 +68,20 @@ nlohmann::json dev_split_facts(const DataFiles& f, const Splits& s, std::uint64_
           {"titles", s.dev.size()}, {"train_titles_left", s.train.size()}, {"lines_sha256", dev_lines_sha256(s.dev)}};
 }
 
+// The train file and the class list (files.classes, else train's label names).
+void read_train_file(const DataFiles& files, const ReadOptions& options, Splits& s) {
+  if (files.classes.empty()) {
+    NamedRecords named = read_records_naming_classes(files.train, files.format, options);
+    s.train = std::move(named.data);
+    s.labels = std::move(named.labels);
+  } else {
+    s.labels = read_class_file(files.classes);
+    if (s.labels.size() > kMaxClasses) throw DataError(files.classes, 0, "more than 1,000 classes; newscls takes 2 to 1,000");
+    s.train = read_records(files.train, s.labels, files.format, options);
+  }
+  refuse_one_class(s.train, s.labels);
+}
+
 }  // namespace
 
 Splits read_splits(const std::string& data_dir, bool skip_bad_lines) {
@@ -88,16 +102,7 @@ Splits read_split_files(const DataFiles& files, std::uint64_t seed, bool skip_ba
   if (!(files.dev_fraction > 0 && files.dev_fraction < 1)) throw UsageError("--dev-fraction must lie between 0 and 1");
   const ReadOptions options{skip_bad_lines};
   Splits s;
-  if (files.classes.empty()) {
-    NamedRecords named = read_records_naming_classes(files.train, files.format, options);
-    s.train = std::move(named.data);
-    s.labels = std::move(named.labels);
-  } else {
-    s.labels = read_class_file(files.classes);
-    if (s.labels.size() > kMaxClasses) throw DataError(files.classes, 0, "more than 1,000 classes; newscls takes 2 to 1,000");
-    s.train = read_records(files.train, s.labels, files.format, options);
-  }
-  refuse_one_class(s.train, s.labels);
+  read_train_file(files, options, s);
   s.dev = files.dev.empty() ? split_off_dev(s.train, s.labels.size(), files.dev_fraction, seed)
                             : read_records(files.dev, s.labels, files.format, options);
   if (files.test.empty()) {
@@ -120,6 +125,27 @@ Splits read_training_data(const std::string& data_dir, const DataFiles& files, s
                           bool skip_bad_lines) {
   if (files.given() && !data_dir.empty()) throw UsageError("--data names a folder, --train a file: give one of them");
   return files.given() ? read_split_files(files, seed, skip_bad_lines) : read_splits(data_dir, skip_bad_lines);
+}
+
+Splits read_audit_data(const std::string& data_dir, const DataFiles& files, bool skip_bad_lines) {
+  if (files.given() && !data_dir.empty()) throw UsageError("--data names a folder, --train a file: give one of them");
+  const ReadOptions options{skip_bad_lines};
+  Splits s;
+  if (files.given()) {
+    read_train_file(files, options, s);
+    if (!files.dev.empty()) s.dev = read_records(files.dev, s.labels, files.format, options);
+    s.source = files.train;
+  } else {
+    s.layout = resolve_data_dir(data_dir);
+    s.labels = read_class_file(s.layout.classes());
+    s.train = read_labeled_file(s.layout.train(), s.labels.size(), options);
+    s.dev = read_labeled_file(s.layout.dev(), s.labels.size(), options);
+    s.source = s.layout.train();
+  }
+  spdlog::info("audit of {}: {} titles, {} classes{}", s.source, s.train.size(), s.labels.size(),
+               s.dev.size() > 0 ? ", dev " + std::to_string(s.dev.size()) + " titles" : std::string());
+  warn_of_classes_without_titles(s.train, s.labels);
+  return s;
 }
 
 }  // namespace newscls

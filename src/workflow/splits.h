@@ -34,4 +34,8 @@ Splits read_split_files(const DataFiles& files, std::uint64_t seed, bool skip_ba
 Splits read_training_data(const std::string& data_dir, const DataFiles& files, std::uint64_t seed,
                           bool skip_bad_lines);
 
+// What `newscls audit` judges: the whole training file (no dev drawn from it) and its class
+// list; dev is the data folder's dev.txt or files.dev, else empty; test is not read.
+Splits read_audit_data(const std::string& data_dir, const DataFiles& files, bool skip_bad_lines);
+
 }  // namespace newscls

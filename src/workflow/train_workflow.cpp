@@ -14,6 +14,7 @@
 #include "newscls/core/stopwatch.h"
 #include "newscls/workflow/eval_workflow.h"
 #include "newscls/workflow/registry.h"
+#include "workflow/audit_edits.h"
 #include "workflow/calibration.h"
 #include "workflow/self_training.h"
 #include "workflow/splits.h"
@@ -187,6 +188,22 @@ bool continue_work(const TrainRequest& request, const nlohmann::json& settings, 
                              family.execution_keys());
 }
 
+// --exclude or --relabel: the training titles edited as the audit file says (a dev set drawn
+// from the same file is checked, not edited), the data's fingerprint with the audit's. Null
+// facts when there is none.
+nlohmann::json edit_by_audit(const TrainRequest& request, Splits& splits) {
+  if (!request.exclude_file.empty() && !request.relabel_file.empty()) {
+    throw UsageError("--exclude and --relabel: give one of them (an audit's titles are either left out or relabelled)");
+  }
+  const AuditEdits edits = request.exclude_file.empty() ? AuditEdits{request.relabel_file, AuditUse::kRelabel}
+                                                        : AuditEdits{request.exclude_file, AuditUse::kExclude};
+  if (edits.path.empty()) return nullptr;
+  const Dataset* drawn_dev = request.files.given() && request.files.dev.empty() ? &splits.dev : nullptr;
+  nlohmann::json facts = apply_audit(edits, splits.labels, splits.train, drawn_dev);
+  splits.data_sha256 = audited_fingerprint(splits.data_sha256, facts);
+  return facts;
+}
+
 }  // namespace
 
 std::string work_dir_for(const std::string& out_dir) { return out_dir + ".work"; }
@@ -223,7 +240,8 @@ TrainOutcome train_model(const TrainRequest& request) {
       request.config.is_null() ? build_config(request.family, request.config_file, request.overrides) : request.config;
   model->configure(requested);
   model->check_trainable(request.init_dir);
-  const Splits splits = read_training_data(request.data_dir, request.files, request.seed, request.skip_bad_lines);
+  Splits splits = read_training_data(request.data_dir, request.files, request.seed, request.skip_bad_lines);
+  const nlohmann::json audit = edit_by_audit(request, splits);
   const int threads = given_thread_count(request.threads);
   const std::string& data_sha256 = splits.data_sha256;
   const nlohmann::json settings = training_settings(request, *model, data_sha256);
@@ -236,6 +254,7 @@ TrainOutcome train_model(const TrainRequest& request) {
     if (!feed->init_dir().empty()) ctx.init_dir = feed->init_dir();
   }
   nlohmann::json facts = timed_train(*model, ctx);
+  if (!audit.is_null()) facts["audit"] = audit;
   if (request.distributed.rank != 0) {  // rank 0 evaluates and writes the bundle
     spdlog::info("rank {} done; rank 0 writes the bundle {}", request.distributed.rank, out_dir);
     TrainOutcome outcome{out_dir, {}, {{"training", facts}}};

@@ -66,6 +66,10 @@ struct TrainRequest {
   std::string unlabeled;
   std::vector<std::string> teacher_dirs;  // bundles voting beside the model in self-training
   SelfTraining self_training;
+  // An audit file (`newscls audit`, src/workflow/audit_file.h) whose flagged titles are left
+  // out of training (exclude_file) or given the suggested class (relabel_file); "" = none.
+  // The manifest's training facts record it as "audit".
+  std::string exclude_file, relabel_file;
   // Facts added to the manifest's training facts (adapt: how a cascade's members were adapted).
   nlohmann::json extra_facts;
 };
