@@ -7,6 +7,7 @@
 
 #include "cascade/cascade.h"
 #include "newscls/core/atomic_file.h"
+#include "newscls/core/bundle.h"
 #include "newscls/core/classifier_loader.h"
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
@@ -24,7 +25,7 @@ constexpr const char* kPayload = "cascade.json";
 void copy_bundle(const std::string& source, const std::string& dest) {
   const Bundle bundle = Bundle::open(source);
   make_directories(dest);
-  fs::copy_file(source + "/manifest.json", dest + "/manifest.json", fs::copy_options::overwrite_existing);
+  fs::copy_file(manifest_path(source), manifest_path(dest), fs::copy_options::overwrite_existing);
   for (const auto& [name, sha] : bundle.manifest().payloads) {
     const fs::path target = fs::path(dest) / name;
     if (target.has_parent_path()) make_directories(target.parent_path().string());
@@ -37,8 +38,8 @@ void copy_bundle(const std::string& source, const std::string& dest) {
 // from before the hash was recorded are taken as they are.)
 void check_member_manifest(const std::string& payload_path, const nlohmann::json& member, const std::string& dir) {
   if (!member.contains("manifest_sha256")) return;
-  const std::string manifest = dir + "/manifest.json";
-  if (!fs::exists(manifest)) throw ModelFormatError(payload_path, "member " + dir + " has no manifest.json");
+  const std::string manifest = manifest_path(dir);
+  if (!fs::exists(manifest)) throw ModelFormatError(payload_path, "member " + dir + " has no " + kManifestFile);
   if (sha256_file_hex(manifest) != member.at("manifest_sha256").get<std::string>()) {
     throw ModelFormatError(payload_path, "member " + member.at("dir").get<std::string>() +
                                              ": manifest.json is not the one this cascade was trained with");
@@ -348,10 +349,10 @@ void CascadeClassifier::save(BundleWriter& bundle) const {
     const std::string name = "members/" + std::to_string(m);
     copy_bundle(members_[m].dir, bundle.file_path(name));
     // The member's manifest holds its payloads' hashes, so hashing it covers the whole copy.
-    const std::string manifest_sha = sha256_file_hex(bundle.file_path(name) + "/manifest.json");
+    const std::string manifest_sha = sha256_file_hex(manifest_path(bundle.file_path(name)));
     j["members"].push_back({{"dir", name}, {"family", members_[m].family}, {"manifest_sha256", manifest_sha}});
   }
-  write_file_atomic(bundle.payload_path(kPayload), j.dump(2) + "\n");
+  write_json_atomic(bundle.payload_path(kPayload), j);
 }
 
 void CascadeClassifier::load(const Bundle& bundle) {

@@ -115,6 +115,10 @@ std::string read_file(const std::string& path) {
   return content.str();
 }
 
+std::string json_file_text(const nlohmann::json& j) { return j.dump(2) + "\n"; }
+
+void write_json_atomic(const std::string& path, const nlohmann::json& j) { write_file_atomic(path, json_file_text(j)); }
+
 void write_file_atomic(const std::string& path, std::string_view content) {
   AtomicOutputFile out(path);
   out.write(content);

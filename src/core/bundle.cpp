@@ -15,6 +15,8 @@
 namespace fs = std::filesystem;
 
 namespace newscls {
+
+std::string manifest_path(const std::string& bundle_dir) { return bundle_dir + "/" + kManifestFile; }
 namespace {
 
 const nlohmann::json& require(const nlohmann::json& j, const char* key, nlohmann::json::value_t type,
@@ -30,7 +32,7 @@ const nlohmann::json& require(const nlohmann::json& j, const char* key, nlohmann
 // Payload names are plain file names: a manifest must not point outside its bundle.
 void check_payload_name(const std::string& name, const std::string& origin) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
-      name == "manifest.json") {
+      name == kManifestFile) {
     throw ModelFormatError(origin, "bad payload name '" + name + "'");
   }
 }
@@ -44,7 +46,7 @@ bool is_bundle_or_empty(const std::string& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return true;
   if (!fs::is_directory(dir, ec)) return false;
-  return fs::exists(fs::path(dir) / "manifest.json", ec) || fs::is_empty(dir, ec);
+  return fs::exists(fs::path(dir) / kManifestFile, ec) || fs::is_empty(dir, ec);
 }
 
 // "x.tmp.<pid>": a temporary file of an interrupted write counts as its target x.
@@ -75,7 +77,7 @@ bool written_there(const std::string& name, bool folder, bool in_attention, std:
 void list_foreign(const fs::path& dir, const std::string& shown, const std::map<std::string, std::string>* payloads,
                   bool in_attention, std::vector<std::string>& foreign) {
   const std::size_t dumped = in_attention ? dumped_titles(dir.string()) : 0;
-  static const char* const kTop[] = {"manifest.json", "compression.json", "head_importance.svg", "prune_dev_accuracy.svg",
+  static const char* const kTop[] = {kManifestFile, "compression.json", "head_importance.svg", "prune_dev_accuracy.svg",
                                      "members"};
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
@@ -140,9 +142,9 @@ namespace {
 bool names_bundle_file(const std::string& path) {
   const fs::path folder = fs::path(path).parent_path();
   std::error_code ec;
-  if (!fs::exists(folder / "manifest.json", ec)) return false;
+  if (!fs::exists(folder / kManifestFile, ec)) return false;
   const std::string name = fs::path(path).filename().string();
-  if (name == "manifest.json") return true;
+  if (name == kManifestFile) return true;
   try {
     return Bundle::read_manifest(folder.empty() ? "." : folder.string()).payloads.count(name) > 0;
   } catch (const Error&) {
@@ -160,7 +162,7 @@ bool is_bundle_file(const std::string& path) {
 
 void refuse_output_over_bundle(const std::string& option, const std::string& output, const std::string& bundle_dir) {
   if (output == "-") return;
-  std::vector<std::string> files{bundle_dir + "/manifest.json"};
+  std::vector<std::string> files{manifest_path(bundle_dir)};
   for (const auto& payload : Bundle::read_manifest(bundle_dir).payloads) files.push_back(bundle_dir + "/" + payload.first);
   std::error_code ec;
   const fs::path resolved = fs::weakly_canonical(fs::absolute(output, ec), ec);  // a link to another bundle's file
@@ -295,7 +297,7 @@ void BundleWriter::commit(Manifest manifest) {
   check_interrupted();
   manifest.payloads.clear();
   for (const std::string& name : payload_names_) manifest.payloads[name] = sha256_file_hex(file_path(name));
-  write_file_atomic(file_path("manifest.json"), manifest_to_json(manifest).dump(2) + "\n");
+  write_json_atomic(file_path(kManifestFile), manifest_to_json(manifest));
   // Payload writers only flush; after a crash the renamed directory must not hold files
   // whose blocks never reached the disk.
   sync_tree(tmp_dir_);
@@ -306,22 +308,22 @@ void BundleWriter::commit(Manifest manifest) {
 }
 
 Manifest Bundle::read_manifest(const std::string& dir) {
-  const std::string manifest_path = dir + "/manifest.json";
+  const std::string path = manifest_path(dir);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     throw ModelFormatError(dir, fs::exists(dir, ec) ? "is a file, not a model directory" : "no such model directory");
   }
-  if (!fs::exists(manifest_path, ec)) throw ModelFormatError(dir, "not a newscls bundle (no manifest.json)");
+  if (!fs::exists(path, ec)) throw ModelFormatError(dir, "not a newscls bundle (no manifest.json)");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(read_file(manifest_path));
+    j = nlohmann::json::parse(read_file(path));
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number too large
-    throw ModelFormatError(manifest_path, std::string("not valid JSON: ") + e.what());
+    throw ModelFormatError(path, std::string("not valid JSON: ") + e.what());
   }
   try {
-    return manifest_from_json(j, manifest_path);
+    return manifest_from_json(j, path);
   } catch (const nlohmann::json::exception& e) {
-    throw ModelFormatError(manifest_path, std::string("malformed manifest: ") + e.what());
+    throw ModelFormatError(path, std::string("malformed manifest: ") + e.what());
   }
 }
 
@@ -330,7 +332,7 @@ std::string bundle_holding(const std::string& path) {
   const fs::path start = fs::weakly_canonical(fs::absolute(path.empty() ? "." : path, ec), ec);
   if (ec) return "";
   for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
-    if (fs::is_regular_file(dir / "manifest.json", ec)) {
+    if (fs::is_regular_file(dir / kManifestFile, ec)) {
       try {
         Bundle::read_manifest(dir.string());
         return dir.string();
@@ -373,7 +375,7 @@ std::uintmax_t payload_bytes(const fs::path& dir, const Manifest& manifest) {
 std::uintmax_t Bundle::total_bytes() const {
   std::uintmax_t bytes = payload_bytes(dir_, manifest_);
   for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir_)) {
-    if (!e.is_directory() || !fs::exists(e.path() / "manifest.json")) continue;
+    if (!e.is_directory() || !fs::exists(e.path() / kManifestFile)) continue;
     bytes += payload_bytes(e.path(), read_manifest(e.path().string()));
   }
   return bytes;
@@ -381,7 +383,7 @@ std::uintmax_t Bundle::total_bytes() const {
 
 std::string Bundle::payload_path(const std::string& name) const {
   if (manifest_.payloads.count(name) == 0) {
-    throw ModelFormatError(dir_ + "/manifest.json", "lists no payload '" + name + "'");
+    throw ModelFormatError(manifest_path(dir_), "lists no payload '" + name + "'");
   }
   return dir_ + "/" + name;
 }

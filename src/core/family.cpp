@@ -1,5 +1,6 @@
 #include "newscls/core/family.h"
 
+#include "newscls/core/bundle.h"
 #include "newscls/core/error.h"
 
 namespace newscls {
@@ -22,7 +23,7 @@ std::unique_ptr<Classifier> Family::load_checked(const Bundle& bundle) const {
   try {
     model->configure(bundle.manifest().config);
   } catch (const ConfigError& e) {
-    throw ModelFormatError(bundle.dir() + "/manifest.json", e.what());
+    throw ModelFormatError(manifest_path(bundle.dir()), e.what());
   }
   model->load(bundle);
   return model;

@@ -114,7 +114,7 @@ std::size_t LlmClassifier::preferred_batch_size() const {
 }
 
 void LlmClassifier::save(BundleWriter& bundle) const {
-  write_file_atomic(bundle.payload_path(kPromptPayload), prompt_to_json(prompt()).dump(2) + "\n");
+  write_json_atomic(bundle.payload_path(kPromptPayload), prompt_to_json(prompt()));
 }
 
 void LlmClassifier::load(const Bundle& bundle) {

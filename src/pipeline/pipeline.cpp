@@ -153,7 +153,7 @@ void write_status(const std::string& run_dir, const std::vector<StageResult>& re
   for (const StageResult& r : results) {
     stages.push_back({{"stage", r.stage}, {"status", to_string(r.status)}, {"reason", r.reason}, {"wall_seconds", r.wall_seconds}});
   }
-  write_file_atomic(run_dir + "/pipeline.json", nlohmann::json{{"stages", stages}}.dump(2) + "\n");
+  write_json_atomic(run_dir + "/pipeline.json", nlohmann::json{{"stages", stages}});
 }
 
 TrainRequest train_request(const PipelineRequest& request, const std::string& stage, const std::string& stage_dir) {
@@ -451,7 +451,7 @@ std::vector<PlannedStage> plan_run(const PipelineRequest& request, const std::st
   }
   check_config_dir(request.config_dir);
   check_other_overrides(request, stages);
-  if (fs::exists(run_dir + "/manifest.json")) {
+  if (fs::exists(manifest_path(run_dir))) {
     throw UsageError("pipeline --out " + run_dir + " is a model bundle (it holds manifest.json); a run folder " +
                      "holds a bundle per stage: name another folder");
   }

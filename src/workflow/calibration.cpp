@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "newscls/core/bundle.h"
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
 #include "newscls/workflow/registry.h"
@@ -181,7 +182,7 @@ bool bundle_temperature(const Bundle& bundle, Temperature& out) {
   // The fit searches T in [0.02, 50]; a far larger T would flatten every answer to a tie.
   if (!number("temperature") || !number("floor") || !(c["temperature"].get<double>() > 0) ||
       !(c["temperature"].get<double>() <= kMaxTemperature) || !(c["floor"].get<double>() > 0 && c["floor"].get<double>() < 1)) {
-    throw ModelFormatError(bundle.dir() + "/manifest.json",
+    throw ModelFormatError(manifest_path(bundle.dir()),
                            "training.calibration needs a temperature in (0, 100] and a floor in (0, 1)");
   }
   const double t = c["temperature"].get<double>(), floor = c["floor"].get<double>();

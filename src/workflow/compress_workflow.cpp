@@ -228,7 +228,7 @@ void record_test_figures(const std::string& dir, const Metrics* test) {
     manifest.training["test_accuracy"] = test->accuracy;
     manifest.training["test_macro_f1"] = test->macro_f1;
   }
-  write_file_atomic(dir + "/manifest.json", manifest_to_json(manifest).dump(2) + "\n");
+  write_json_atomic(manifest_path(dir), manifest_to_json(manifest));
 }
 
 // Returns the new bundle's dev and test accuracy and macro-F1 from these evaluations.
@@ -396,7 +396,7 @@ nlohmann::json run_compress(const CompressOptions& o) {
   try {
     nlohmann::json report = compress_and_report(staged, family, splits, threads, unlabelled);
     report["after"]["bundle"] = o.out_dir;
-    write_file_atomic(staged.out_dir + "/compression.json", report.dump(2) + "\n");
+    write_json_atomic(staged.out_dir + "/compression.json", report);
     sync_tree(staged.out_dir);
     check_interrupted();  // as BundleWriter::commit: a Ctrl-C until here keeps the bundle at --out
     replace_directory(staged.out_dir, final_path.string());

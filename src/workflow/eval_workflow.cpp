@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "newscls/core/atomic_file.h"
+#include "newscls/core/bundle.h"
 #include "newscls/core/bundle_files.h"
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
@@ -206,7 +207,7 @@ AtomicFileSet eval_files(const std::string& metrics_path, const EvalOutcome& out
   AtomicFileSet files;
   if (written_in_place(metrics_path)) {
     spdlog::info("{}: metrics only (predictions.tsv and the figures are written beside a metrics file)", metrics_path);
-    files.add(metrics_path, metrics_json.dump(2) + "\n");
+    files.add(metrics_path, json_file_text(metrics_json));
     return files;
   }
   const std::string dir = folder_of(metrics_path) + "/";
@@ -225,7 +226,7 @@ AtomicFileSet eval_files(const std::string& metrics_path, const EvalOutcome& out
   } else {
     files.drop(dir + kRiskCoverageFile);
   }
-  files.add(metrics_path, metrics_json.dump(2) + "\n");
+  files.add(metrics_path, json_file_text(metrics_json));
   return files;
 }
 
@@ -271,7 +272,7 @@ void refuse_outputs_over_inputs(const std::string& out, const std::string& input
   if (std::error_code ec; fs::is_directory(out, ec)) {
     throw UsageError("eval --out " + out + " is a folder: name the metrics.json file to write");
   }
-  std::vector<std::string> read{input, bundle.dir() + "/manifest.json"};
+  std::vector<std::string> read{input, manifest_path(bundle.dir())};
   for (const auto& payload : bundle.manifest().payloads) read.push_back(bundle.dir() + "/" + payload.first);
   read.insert(read.end(), data_files.begin(), data_files.end());
   std::vector<std::string> written{out};
@@ -415,7 +416,7 @@ std::string calibrated_manifest(const Bundle& bundle, const EvalOutcome& dev) {
   if (facts.is_null()) throw UsageError("the model gives no probabilities to calibrate");
   Manifest manifest = bundle.manifest();
   manifest.training[kCalibrationFact] = facts;
-  return manifest_to_json(manifest).dump(2) + "\n";
+  return json_file_text(manifest_to_json(manifest));
 }
 
 // --fit-calibration rewrites the manifest: not of a cascade (its members are calibrated, and
@@ -499,9 +500,9 @@ EvalRun run_eval(const EvalRequest& r) {
                                        (r.uncalibrated || r.fit_calibration ? " (uncalibrated)" : ""));
   if (r.dump_attention > 0) dump_attention_of(*model, data, outcome, r.dump_attention, out_dir + "/attention");
   // The manifest last: an evaluation that could not be written leaves the bundle as it was.
-  if (r.fit_calibration) files.add(bundle.dir() + "/manifest.json", fitted_manifest);
+  if (r.fit_calibration) files.add(manifest_path(bundle.dir()), fitted_manifest);
   files.commit();
-  if (r.fit_calibration) spdlog::info("calibration stored in {}/manifest.json", bundle.dir());
+  if (r.fit_calibration) spdlog::info("calibration stored in {}", manifest_path(bundle.dir()));
   return {model->family(), path, outcome.metrics, metrics};
 }
 

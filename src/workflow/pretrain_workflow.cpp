@@ -17,7 +17,7 @@ namespace {
 // An encoder written over a trained classifier (of any family) is almost always a mistyped
 // --out: the classifier, its figures and predictions would be gone.
 void refuse_classifier_at(const std::string& out_dir) {
-  if (!std::filesystem::exists(out_dir + "/manifest.json")) return;
+  if (!std::filesystem::exists(manifest_path(out_dir))) return;
   const std::string family = Bundle::read_manifest(out_dir).family;
   const std::string kEncoder = "-encoder";
   if (family.size() > kEncoder.size() && family.compare(family.size() - kEncoder.size(), kEncoder.size(), kEncoder) == 0) return;

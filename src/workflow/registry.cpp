@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "newscls/core/bundle.h"
 #include "newscls/core/classifier_loader.h"
 #include "newscls/core/error.h"
 #include "registered_families.inc"
@@ -88,7 +89,7 @@ const Family& family_of_bundle(const Bundle& bundle) {
     }
     return find_family(kind);  // throws, listing the known families
   } catch (const UsageError& e) {
-    throw ModelFormatError(bundle.dir() + "/manifest.json", e.what());
+    throw ModelFormatError(manifest_path(bundle.dir()), e.what());
   }
 }
 
@@ -123,7 +124,7 @@ void require_model_kind(const Bundle& bundle, const Family& family) {
                               ? "; train a classifier from it: newscls train --model " + family.name() + " --init " +
                                     bundle.dir()
                               : "";
-  throw ModelFormatError(bundle.dir() + "/manifest.json",
+  throw ModelFormatError(manifest_path(bundle.dir()),
                          "a '" + kind + "' bundle cannot classify, embed or show attention" + fix);
 }
 
@@ -144,7 +145,7 @@ std::unique_ptr<Classifier> load_uncalibrated_classifier(const Bundle& bundle) {
   try {
     model->configure(bundle.manifest().config);
   } catch (const ConfigError& e) {
-    throw ModelFormatError(bundle.dir() + "/manifest.json", e.what());
+    throw ModelFormatError(manifest_path(bundle.dir()), e.what());
   }
   model->load(bundle);
   return model;

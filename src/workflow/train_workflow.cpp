@@ -152,7 +152,7 @@ std::string canonical_init(const std::string& init) {
 // The manifest's sha256 of an --init bundle (which names its payloads' sums): re-pretrained
 // at the same path it is another encoder. Empty for anything else.
 std::string init_sha256(const std::string& init) {
-  const std::string manifest = init + "/manifest.json";
+  const std::string manifest = manifest_path(init);
   return !init.empty() && fs::is_regular_file(manifest) ? sha256_file_hex(manifest) : "";
 }
 

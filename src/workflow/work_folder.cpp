@@ -27,7 +27,7 @@ nlohmann::json read_settings(const std::string& work_dir) {
 
 void record(const std::string& work_dir, const nlohmann::json& settings) {
   make_directories(work_dir);
-  write_file_atomic(settings_path(work_dir), settings.dump(2) + "\n");
+  write_json_atomic(settings_path(work_dir), settings);
 }
 
 // What is removed to start afresh must be newscls's: a folder holding its record, or nothing.

@@ -6,7 +6,7 @@
 // A directory built under a temporary name is made durable with sync_tree() and put in
 // place with replace_directory(); sync_path() on its parent then records the rename.
 //
-//   write_file_atomic("runs/x/metrics.json", json.dump(2) + "\n");
+//   write_json_atomic("runs/x/metrics.json", json);   // indented by 2, a final newline
 //   AtomicOutputFile out(path); std::fputs("...", out.stream()); out.commit();
 #pragma once
 
@@ -16,9 +16,14 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace newscls {
 
 void write_file_atomic(const std::string& path, std::string_view content);
+// Every JSON file newscls writes: indented by 2, ending in a newline.
+std::string json_file_text(const nlohmann::json& j);
+void write_json_atomic(const std::string& path, const nlohmann::json& j);
 std::string read_file(const std::string& path);
 
 class AtomicOutputFile {

@@ -26,6 +26,9 @@ namespace newscls {
 
 constexpr const char* kBundleFormat = "newscls-bundle";
 constexpr int kBundleFormatVersion = 1;
+// The manifest's file name in a bundle folder; manifest_path(dir) is dir + "/" + kManifestFile.
+constexpr const char* kManifestFile = "manifest.json";
+std::string manifest_path(const std::string& bundle_dir);
 
 // Keys of the training facts that layers other than their writer read. kCalibrationFact:
 // the temperature train fitted on dev ({"temperature": T, "floor": f, ...}; see

@@ -53,7 +53,7 @@ void TitleTokenizer::save(BundleWriter& bundle, std::int64_t rows) const {
   for (const std::string& line : wordpiece_->tokens_of(all)) text += line + "\n";
   for (std::int64_t i = wordpiece_->size(); i < rows; ++i) text += "\n";
   write_file_atomic(bundle.payload_path(kWordpieceVocab), text);
-  write_file_atomic(bundle.payload_path(kWordpieceConfig), options_json(wordpiece_->options()).dump(2) + "\n");
+  write_json_atomic(bundle.payload_path(kWordpieceConfig), options_json(wordpiece_->options()));
 }
 
 std::vector<std::int64_t> TitleTokenizer::encode(const std::string& title, std::int64_t max_len) const {

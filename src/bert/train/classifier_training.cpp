@@ -107,7 +107,7 @@ nlohmann::json prepare_encoder(ClassifierState& s, const TrainContext& ctx, Coll
   if (!saved.empty() && comm->is_root()) {
     nlohmann::json kept = facts;  // for a resumed run's manifest, with the time spent so far
     kept["wall_seconds"] = since_start.seconds();
-    write_file_atomic(saved + ".json", kept.dump(2) + "\n");
+    write_json_atomic(saved + ".json", kept);
     // Its existence means "pretraining done" to --resume: never a half-written file.
     save_tensors(saved + ".tmp", named_state(*s.model->encoder));
     sync_path(saved + ".tmp");
