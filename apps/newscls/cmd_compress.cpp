@@ -38,14 +38,16 @@ void setup_compress(CLI::App& app) {
   cmd->add_option("--teacher", o->teacher_dirs,
                   "Distillation: a bundle whose probabilities the student learns (repeatable; averaged; "
                   "default the --model-dir bundle)");
-  cmd->add_option("--unlabelled", o->unlabelled_file, "Distillation: extra titles without labels, one per line");
+  const RenamedOption unlabeled =
+      add_unlabeled_option(*cmd, o->unlabelled_file, "distillation: extra titles the student learns the teachers' answers on");
   cmd->add_option("--speed-titles", o->speed_titles, "Measure predict titles/s on the first N dev titles (0 = all)")
       ->capture_default_str();
   add_data_option(*cmd, o->data_dir);
   add_seed_option(*cmd, o->seed);
   add_threads_option(*cmd, o->threads);
   add_skip_bad_lines_option(*cmd, o->skip_bad_lines);
-  cmd->callback([o] {
+  cmd->callback([o, unlabeled] {
+    unlabeled.check();
     const nlohmann::json report = run_compress(*o);
     spdlog::info("compression report in {}/compression.json", o->out_dir);
     print_summary(report);

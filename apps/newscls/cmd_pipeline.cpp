@@ -54,15 +54,14 @@ void setup_pipeline(CLI::App& app) {
                                           "Compression stage after each stage whose family offers this method (newscls compress, "
                                           "default settings); none to skip (the default with --train)")
                               ->capture_default_str();
-  cmd->add_option("--unlabeled", r->unlabeled,
-                  "Titles of your own feed, no labels: a stage <stage>-adapted adapts each local stage to them "
-                  "(newscls adapt, default settings)")
-      ->check(non_empty_path());
+  const RenamedOption unlabeled = add_unlabeled_option(
+      *cmd, r->unlabeled, "your own feed: a stage <stage>-adapted adapts each local stage to it (newscls adapt, default settings)");
   cmd->add_option("--attention-titles", r->attention_titles,
                   "Attention heatmaps shown in the report (families with attention; at most 100)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{0}, std::size_t{100}));
-  cmd->callback([r, stages, stages_option, compress] {
+  cmd->callback([r, stages, stages_option, compress, unlabeled] {
+    unlabeled.check();
     if (stages_option->count() > 0) r->stages = stage_list(*stages);
     if (r->files.given() && compress->count() == 0) r->compress = "none";  // it reads a --data folder's splits
     // Without it, a fresh runs/<timestamp> was made and every stage trained again, exit 0.

@@ -46,12 +46,12 @@ void setup_train(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"cpu"}));
   add_distributed_options(*cmd, request->distributed);
-  cmd->add_option("--unlabeled", request->unlabeled,
-                  "Titles of your own feed, one per line, no labels ('-' = stdin): the model adapts to them")
-      ->check(non_empty_path());
+  const RenamedOption unlabeled =
+      add_unlabeled_option(*cmd, request->unlabeled, "your own feed, which the model adapts to ('-' = stdin)");
   add_self_training_options(*cmd, request->self_training, request->teacher_dirs);
   add_audit_use_options(*cmd, *request);
-  cmd->callback([request] {
+  cmd->callback([request, unlabeled] {
+    unlabeled.check();
     const TrainOutcome outcome = train_model(*request);
     if (!outcome.wrote_bundle) {
       std::printf("rank %d of %d done (rank 0 writes %s)\n", request->distributed.rank,

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "newscls/core/data.h"
 #include "newscls/core/error.h"
 #include "newscls/core/parallel.h"
@@ -44,6 +46,19 @@ void add_format_options(CLI::App& cmd, FormatOptions& format) {
       ->capture_default_str()->check(non_empty_name())->group(group);
   cmd.add_option("--label-column", format.label_column, "CSV column or JSON key holding the label (a class name or id)")
       ->capture_default_str()->check(non_empty_name())->group(group);
+}
+
+void add_answer_options(CLI::App& cmd, std::vector<std::string>& files, FormatOptions& format, const std::string& help) {
+  const char* group = "Answers (docs/CLI.md, ask)";
+  CLI::Option* labels = cmd.add_option("--labels", files, help)->check(non_empty_path())->group(group);
+  cmd.add_option("--labels-format", format.format,
+                 "Format of the --labels files: csv, tsv, jsonl, fasttext (default: by extension)")
+      ->check(CLI::IsMember(data_format_names()))->needs(labels)->group(group);
+  cmd.add_option("--labels-text-column", format.text_column, "CSV column or JSON key of the --labels files' title")
+      ->capture_default_str()->check(non_empty_name())->needs(labels)->group(group);
+  cmd.add_option("--labels-label-column", format.label_column,
+                 "CSV column or JSON key of the --labels files' answer (a class name, none, or empty: skipped)")
+      ->capture_default_str()->check(non_empty_name())->needs(labels)->group(group);
 }
 
 void add_data_files_options(CLI::App& cmd, DataFiles& files, CLI::Option* data) {
@@ -173,6 +188,27 @@ void add_skip_bad_lines_option(CLI::App& cmd, bool& skip) {
 
 void add_model_dir_option(CLI::App& cmd, std::string& model_dir) {
   cmd.add_option("--model-dir", model_dir, "Model bundle directory written by `newscls train`")->required();
+}
+
+RenamedOption add_old_option_name(CLI::App& cmd, const CLI::Option* current, const std::string& old_name,
+                                  std::string& value) {
+  const CLI::Option* old = cmd.add_option(old_name, value)->group("")->check(non_empty_path());
+  return {current, old, cmd.get_name(), old_name};
+}
+
+void RenamedOption::check() const {
+  if (old->count() == 0) return;
+  const std::string now = current->get_name();
+  if (current->count() > 0) {
+    throw UsageError(command + " " + old_name + " is the old name of " + now + ": give " + now + " once");
+  }
+  spdlog::warn("{} {} is now {}; the old name goes in the next release", command, old_name, now);
+}
+
+RenamedOption add_unlabeled_option(CLI::App& cmd, std::string& feed, const std::string& use) {
+  const CLI::Option* option =
+      cmd.add_option("--unlabeled", feed, "Titles without labels, one per line: " + use)->check(non_empty_path());
+  return add_old_option_name(cmd, option, "--unlabelled", feed);
 }
 
 void add_self_training_options(CLI::App& cmd, SelfTraining& st, std::vector<std::string>& teachers) {

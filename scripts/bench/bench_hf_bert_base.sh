@@ -57,7 +57,7 @@ echo "fine-tune, all layers:           $(rate "$work/full") titles/s"
   --set freeze_layers="$freeze" >/dev/null
 echo "fine-tune, freeze_layers=$freeze:     $(rate "$work/frozen") titles/s"
 
-"$bin" --log-level warn import-hf --model-dir "$work/ck" --out "$work/imported" >/dev/null
+"$bin" --log-level warn import-hf --hf-dir "$work/ck" --out "$work/imported" >/dev/null
 own_arch=(--set layers=12 --set hidden=768 --set heads=12 --set ff=3072 --set bigram_buckets=0
   --set trigram_buckets=0 --set pretrain_epochs=0 --set max_steps=1)
 "$bin" --log-level warn train --model bert --out "$work/own" "${common[@]}" "${own_arch[@]}" >/dev/null

@@ -195,4 +195,13 @@ awk -F'\t' '$2 != 2' "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny/train.txt" >"$dir/
 assert_contains "$dir/err" "no training title of class $(sed -n 3p "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny/class.txt") (2)"
 expect_exit 1 "$dir/err" "$NEWSCLS_BIN" train --model tfidf-rf --data "$dir/gap" --out "$dir/nofeat" --set min_df=100000
 assert_contains "$dir/err" "config key 'min_df': no n-gram occurs in 100000 training titles"
+# --unlabeled is one option in every command; compress's old spelling --unlabelled still works
+# for a release, with a warning, and both at once are refused before any work.
+echo 央行宣布降准 >"$dir/feed.txt"
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --unlabeled "$dir/feed.txt" --unlabelled "$dir/feed.txt" --out "$dir/a"
+assert_contains "$dir/err" "adapt --unlabelled is the old name of --unlabeled"
+expect_exit 1 "$dir/err" "$NEWSCLS_BIN" adapt --model-dir "$dir/missing" --unlabelled "$dir/feed.txt" --out "$dir/a"
+assert_contains "$dir/err" "adapt --unlabelled is now --unlabeled"
+expect_exit 2 "$dir/err" "$NEWSCLS_BIN" adapt --model-dir "$dir/ft" --out "$dir/a"
+assert_contains "$dir/err" "--unlabeled is required"
 echo "test_cli_errors: ok"

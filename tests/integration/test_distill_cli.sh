@@ -9,7 +9,7 @@ dir=$(scratch)
 bin=$NEWSCLS_BIN
 hf_folder bert-tiny-cls "$dir/hf-cls"
 make_slice "$dir/data" 200 10
-"$bin" import-hf --model-dir "$dir/hf-cls" --out "$dir/teacher" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import-hf"; }
+"$bin" import-hf --hf-dir "$dir/hf-cls" --out "$dir/teacher" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import-hf"; }
 head -n 20 "$(demo_data_dir)/test.txt" | cut -f1 >"$dir/unlabelled.txt"
 
 "$bin" compress --model-dir "$dir/teacher" --method distill --out "$dir/student" --data "$dir/data/" --threads 1 \

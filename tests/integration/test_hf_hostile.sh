@@ -31,14 +31,14 @@ PY
 
 # refused DIR FILE: import-hf exits 1 with one line naming FILE.
 refused() {
-  expect_exit 1 "$dir/err" "$bin" import-hf --model-dir "$1" --out "$dir/out"
+  expect_exit 1 "$dir/err" "$bin" import-hf --hf-dir "$1" --out "$dir/out"
   [[ $(grep -c . "$dir/err") == 1 ]] || { cat "$dir/err" >&2; fail "$1: error is not one line"; }
   assert_contains "$dir/err" "$2"
   [[ ! -e "$dir/out" ]] || fail "$1: a bundle was written"
 }
 
 d=$(variant good)
-"$bin" import-hf --model-dir "$d" --out "$dir/good-bundle" >/dev/null 2>&1 || fail "the unmodified copy must import"
+"$bin" import-hf --hf-dir "$d" --out "$dir/good-bundle" >/dev/null 2>&1 || fail "the unmodified copy must import"
 
 d=$(variant truncated)
 head -c 100000 "$hf/bert-tiny-cls/model.safetensors" >"$d/model.safetensors"
@@ -75,7 +75,7 @@ refused "$d" "tensor 'classifier.bias' holds a NaN or infinite value (element 0)
 # A vocab.txt cut short imports (as transformers reads it), with a warning.
 d=$(variant short-vocab)
 head -n 11000 "$hf/vocab.txt" >"$d/vocab.txt"
-"$bin" import-hf --model-dir "$d" --out "$dir/short-vocab-bundle" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import with a short vocab"; }
+"$bin" import-hf --hf-dir "$d" --out "$dir/short-vocab-bundle" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import with a short vocab"; }
 assert_contains "$dir/err" "has 11000 lines but config.json's vocab_size is 21128"
 
 d=$(variant shape)
@@ -104,7 +104,7 @@ assert_contains "$dir/err" "roberta"
 # warning naming the layers left out.
 d=$(variant fewer-layers)
 python3 -c 'import json,sys; p=sys.argv[1]; c=json.load(open(p)); c["num_hidden_layers"]=1; json.dump(c, open(p,"w"))' "$d/config.json"
-"$bin" import-hf --model-dir "$d" --out "$dir/fewer" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import with fewer layers"; }
+"$bin" import-hf --hf-dir "$d" --out "$dir/fewer" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import with fewer layers"; }
 assert_contains "$dir/err" "holds 2 encoder layers (numbered 0 to 1), but config.json's num_hidden_layers is 1: layer 1 is not read"
 
 # Fine-tuning reads the same files the same way.

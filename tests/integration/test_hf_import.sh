@@ -13,7 +13,15 @@ hf_folder bert-tiny-cls "$dir/hf-cls"
 hf_folder bert-tiny-mlm "$dir/hf-mlm"
 
 # The classifier: predictions and attention.
-"$bin" import-hf --model-dir "$dir/hf-cls" --out "$dir/cls" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import of bert-tiny-cls"; }
+"$bin" import-hf --hf-dir "$dir/hf-cls" --out "$dir/cls" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import of bert-tiny-cls"; }
+# The old name of --hf-dir still works for a release, with a warning; both at once, or neither, is refused.
+"$bin" import-hf --model-dir "$dir/hf-cls" --out "$dir/cls-old" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import-hf --model-dir"; }
+assert_contains "$dir/err" "import-hf --model-dir is now --hf-dir"
+assert_eq "$(json_get "$dir/cls/manifest.json" 'j["payloads"]')" "$(json_get "$dir/cls-old/manifest.json" 'j["payloads"]')" \
+  "--model-dir imports what --hf-dir does"
+expect_exit 2 "$dir/err" "$bin" import-hf --hf-dir "$dir/hf-cls" --model-dir "$dir/hf-cls" --out "$dir/both"
+expect_exit 2 "$dir/err" "$bin" import-hf --out "$dir/neither"
+assert_contains "$dir/err" "--hf-dir is required"
 "$bin" info --model-dir "$dir/cls" >"$dir/info.json" || fail "info on the imported classifier"
 assert_eq "bert" "$(json_get "$dir/info.json" 'j["family"]')" "imported family"
 "$bin" predict --model-dir "$dir/cls" --input "$dir/titles.txt" --output "$dir/pred.jsonl" --top-k 10 --threads 1 2>/dev/null ||
@@ -60,7 +68,7 @@ assert worst <= 1e-5, worst
 PY
 
 # The pretraining checkpoint: an encoder bundle.
-"$bin" import-hf --model-dir "$dir/hf-mlm" --out "$dir/mlm" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import of bert-tiny-mlm"; }
+"$bin" import-hf --hf-dir "$dir/hf-mlm" --out "$dir/mlm" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; fail "import of bert-tiny-mlm"; }
 "$bin" info --model-dir "$dir/mlm" >/dev/null || fail "info on the encoder bundle"
 "$bin" embed --model-dir "$dir/mlm" --input "$dir/titles.txt" --output "$dir/emb.jsonl" --threads 1 2>/dev/null || fail "embed"
 python3 - "$hf/golden.jsonl" "$dir/emb.jsonl" <<'PY' || fail "embeddings differ from transformers"
