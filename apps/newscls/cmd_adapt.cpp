@@ -14,9 +14,8 @@ void setup_adapt(CLI::App& app) {
       "adapt", "Adapt a trained model to your own feed's titles, without labels (self-training; bert also "
                "continues pretraining on them); writes a new bundle");
   add_model_dir_option(*cmd, request->model_dir);
-  cmd->add_option("--unlabeled", request->unlabeled, "Titles of your feed, one per line, no labels ('-' = stdin)")
-      ->required()
-      ->check(non_empty_path());
+  const RenamedOption unlabeled =
+      add_unlabeled_option(*cmd, request->unlabeled, "your own feed, which the bundle adapts to ('-' = stdin; required)");
   cmd->add_option("--out", request->out_dir, "Bundle directory to write (the source bundle is kept)")
       ->required()
       ->check(non_empty_path());
@@ -28,10 +27,18 @@ void setup_adapt(CLI::App& app) {
   cmd->add_option("--set", request->overrides,
                   "Override one of the bundle's config keys for the retraining, key=value (repeatable; e.g. "
                   "continued_pretrain_epochs=20: bert continues pretraining longer)");
+  add_answer_options(*cmd, request->label_files, request->label_format,
+                     "Your answers to `newscls ask` (its CSV with the label column filled in: a class name, none, or "
+                     "empty); the titles answered with a class join the training titles (repeatable)");
+  cmd->add_option("--answer-copies", request->answer_copies,
+                  "How many times each answered title counts among the training titles")
+      ->capture_default_str()->check(CLI::Range(1, 1000));
   add_seed_option(*cmd, request->seed);
   add_threads_option(*cmd, request->threads);
   add_skip_bad_lines_option(*cmd, request->skip_bad_lines);
-  cmd->callback([request] {
+  cmd->callback([request, unlabeled] {
+    unlabeled.check();
+    if (request->unlabeled.empty()) throw CLI::RequiredError("--unlabeled");
     const TrainOutcome outcome = adapt_model(*request);
     std::printf("adapted %s on test (bundle %s)\n%s", request->model_dir.c_str(), outcome.out_dir.c_str(),
                 format_metrics_table(outcome.test_metrics).c_str());

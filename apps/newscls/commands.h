@@ -17,6 +17,7 @@ void setup_serve(CLI::App& app);
 void setup_import_hf(CLI::App& app);
 void setup_embed(CLI::App& app);
 void setup_compress(CLI::App& app);
+void setup_ask(CLI::App& app);
 void setup_adapt(CLI::App& app);
 void setup_audit(CLI::App& app);
 

@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   app.parse_complete_callback([&log_level] { setup_logging(log_level); });
   newscls::app::setup_train(app);
+  newscls::app::setup_ask(app);
   newscls::app::setup_adapt(app);
   newscls::app::setup_audit(app);
   newscls::app::setup_eval(app);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -14,6 +15,7 @@
 #include "newscls/core/parallel.h"
 #include "newscls/core/stopwatch.h"
 #include "newscls/workflow/registry.h"
+#include "workflow/answers_file.h"
 #include "workflow/self_training.h"
 #include "workflow/self_training_rounds.h"
 
@@ -56,7 +58,7 @@ std::string init_of(const Manifest& manifest) {
 // The bundles a bundle holds as its members ("members/0", "members/1", ...: a cascade), in order.
 std::vector<std::string> member_bundles(const std::string& dir) {
   std::vector<std::string> members;
-  for (int i = 0; fs::is_regular_file(dir + "/members/" + std::to_string(i) + "/manifest.json"); ++i) {
+  for (int i = 0; fs::is_regular_file(manifest_path(dir + "/members/" + std::to_string(i))); ++i) {
     members.push_back(dir + "/members/" + std::to_string(i));
   }
   if (members.empty()) throw ModelFormatError(dir, "a bundle made of other bundles holds no members/0");
@@ -119,6 +121,36 @@ nlohmann::json adapted_config(const Manifest& manifest, const std::vector<std::s
   return config;
 }
 
+// The reader's answers to `ask`, checked against the feed: those with a class join the training
+// titles answer_copies times. What was read goes to the manifest.
+nlohmann::json learn_answers(const AdaptRequest& request, const Feed& feed, Splits& splits) {
+  const std::unordered_set<std::string> feed_titles(feed.titles.begin(), feed.titles.end());
+  const AnswerSet answers = read_answer_files(request.label_files, request.label_format, splits.labels, feed_titles);
+  const std::size_t none = answers.count(kNoneAnswer), skipped = answers.count(kSkippedAnswer);
+  const std::size_t in_class = answers.answers.size() - none - skipped;
+  if (in_class + none == 0) {
+    throw DataError(request.label_files.back(), 0, "the --labels files hold no answer, only skipped titles: fill in "
+                                                   "their label column (a class name or none)");
+  }
+  for (const Answer& a : answers.answers) {
+    if (a.label < 0) continue;
+    for (int k = 0; k < request.answer_copies; ++k) {
+      splits.train.titles.push_back(a.title);
+      splits.train.labels.push_back(a.label);
+      if (!splits.train.line_numbers.empty()) splits.train.line_numbers.push_back(0);  // from no line of the file
+    }
+  }
+  if (none > 0) {
+    spdlog::warn("{} answers 'none' (fits no class) are counted, not learnt yet: the model still names a class for "
+                 "such titles", none);
+  }
+  spdlog::info("learning from {} answered titles ({} copies each)", in_class, request.answer_copies);
+  nlohmann::json facts = answers.facts(splits.labels);
+  facts["copies"] = request.answer_copies;
+  facts["none_learnt"] = false;
+  return facts;
+}
+
 bool any_round_trained(const nlohmann::json& rounds) {
   return std::any_of(rounds.begin(), rounds.end(), [](const nlohmann::json& r) { return !r.contains("stopped"); });
 }
@@ -150,13 +182,15 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
     return adapt_members(request, family, manifest);
   }
   const nlohmann::json config = adapted_config(manifest, request.overrides);
-  const Splits splits = labelled_data(request, manifest);
+  if (request.answer_copies < 1) throw UsageError("--answer-copies must be at least 1");
+  Splits splits = labelled_data(request, manifest);
   if (splits.labels.names != manifest.labels) {
     throw DataError(splits.source, 0, "class list differs from the labels of " + request.model_dir);
   }
   const int threads = given_thread_count(request.threads);
   FeedTraining feed;
   feed.feed = read_training_feed(request.unlabeled, request.self_training, request.seed, request.skip_bad_lines);
+  const nlohmann::json answers = request.label_files.empty() ? nlohmann::json() : learn_answers(request, feed.feed, splits);
   if (family.pretrains() && request.self_training.pretrain) {
     pretrain_on_feed(feed, family, config, splits, request.out_dir, request.model_dir, request.seed, threads);
   }
@@ -187,6 +221,7 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   if (feed.encoder_folder) trained.facts.erase("init_dir");
   trained.facts["adaptation"] = adaptation_facts(feed, settings, request.teacher_dirs, rounds);
   trained.facts["adaptation"]["source_bundle"] = request.model_dir;
+  if (!answers.is_null()) trained.facts["adaptation"]["answers"] = answers;
   if (!request.overrides.empty()) trained.facts["adaptation"]["overrides"] = request.overrides;
   trained.facts["adaptation"]["adapt_seconds"] = watch.seconds();
   spdlog::info("adapted in {:.1f} s", watch.seconds());

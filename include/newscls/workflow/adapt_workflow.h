@@ -17,6 +17,11 @@
 // manifest's training facts holding "adaptation": the feed's line count and sha256, the method,
 // and each round's figures. The source bundle is only read.
 //
+// With the reader's answers (--labels: `newscls ask`'s files, labelled; newscls/workflow/ask_workflow.h),
+// each title answered with a class joins the labelled training titles answer_copies times (a few
+// hundred answers against THUCNews's 180,000 titles would count for little once each); answers
+// `none` are read, checked and counted in the manifest ("answers"), not learnt yet.
+//
 //   AdaptRequest r;
 //   r.model_dir = "runs/fasttext"; r.unlabeled = "my_feed.txt"; r.out_dir = "runs/fasttext-adapted";
 //   TrainOutcome out = adapt_model(r);
@@ -30,9 +35,13 @@
 #include <nlohmann/json.hpp>
 
 #include "newscls/core/record_reader.h"
+#include "newscls/workflow/ask_workflow.h"
 #include "newscls/workflow/train_workflow.h"
 
 namespace newscls {
+
+// Chosen on held-out answers of a feed (docs/CLI.md, "ask").
+constexpr int kDefaultAnswerCopies = 5;
 
 struct AdaptRequest {
   std::string model_dir;             // the bundle to adapt (read only)
@@ -45,6 +54,9 @@ struct AdaptRequest {
   // key=value over the bundle's config for the retraining and continued pretraining (--set),
   // e.g. continued_pretrain_epochs=20 for longer continued pretraining (bert); not for a cascade.
   std::vector<std::string> overrides;
+  std::vector<std::string> label_files;   // the reader's answers to `ask` (--labels)
+  FormatOptions label_format = default_answer_format();
+  int answer_copies = kDefaultAnswerCopies;  // how many times an answered title counts in training
   std::uint64_t seed = 1;
   int threads = 1;                   // resolved (>= 1): the app turns --threads 0 into the core count
   bool skip_bad_lines = false;
