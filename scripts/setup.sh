@@ -23,15 +23,17 @@ packages=(
   # `newscls serve` (test_serve_*).
   time strace curl
 )
-# `--fuzz` adds clang and its libFuzzer runtime for scripts/fuzz.sh.
+# `--fuzz` adds clang and its libFuzzer runtime for scripts/fuzz.sh, `--format` clang-format
+# for scripts/check_format.sh.
 for arg in "$@"; do
   case "$arg" in
     --bench) packages+=(fasttext python3-sklearn python3-jieba python3-torch python3-numpy) ;;
     --fuzz) packages+=(clang libclang-rt-14-dev) ;;
+    --format) packages+=(clang-format) ;;
     -h | --help)
-      echo "usage: scripts/setup.sh [--bench] [--fuzz]: installs the Debian packages newscls needs (and the benchmarks' peers, the fuzzers' clang)"
+      echo "usage: scripts/setup.sh [--bench] [--fuzz] [--format]: installs the Debian packages newscls needs (and the benchmarks' peers, the fuzzers' clang, clang-format)"
       exit 0 ;;
-    *) echo "setup: unknown argument '$arg' (--bench, --fuzz or --help)" >&2; exit 2 ;;
+    *) echo "setup: unknown argument '$arg' (--bench, --fuzz, --format or --help)" >&2; exit 2 ;;
   esac
 done
 
