@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "newscls/core/error.h"
 
@@ -12,14 +14,48 @@ namespace {
 // Rows are scattered over the table: fetching a few ahead hides the memory latency.
 constexpr std::size_t kPrefetchAhead = 8;
 
+// Rows [0, first) as they are, then the rows of `ids` in that order; `width` values a row.
+template <typename T>
+std::vector<T> rows_in_order(const PayloadArray<T>& values, std::size_t width, std::size_t first,
+                             const std::vector<std::int32_t>& ids) {
+  std::vector<T> out(values.begin(), values.begin() + first * width);
+  out.reserve(values.size());
+  for (std::int32_t id : ids) {
+    const T* row = values.data() + static_cast<std::size_t>(id) * width;
+    out.insert(out.end(), row, row + width);
+  }
+  return out;
+}
+
 }  // namespace
+
+Engine in_bucket_order(const Engine& e) {
+  const std::vector<std::int32_t>& ids = e.features.ids_by_bucket();
+  if (ids.empty()) return e;
+  const auto vocab = static_cast<std::size_t>(e.features.vocab_size());
+  const auto labels = static_cast<std::size_t>(e.num_labels);
+  std::vector<std::uint32_t> buckets;
+  buckets.reserve(ids.size());
+  for (std::int32_t id : ids) buckets.push_back(e.features.kept_buckets()[static_cast<std::size_t>(id) - vocab]);
+  Engine out = e;
+  out.features = FeatureExtractor(e.features.options());
+  out.features.set_tables(e.features.tokens(), std::move(buckets));
+  if (!e.row_weights.empty()) out.row_weights = rows_in_order(e.row_weights, 1, vocab, ids);
+  out.table = rows_in_order(e.table, labels, vocab, ids);
+  if (e.quantized) {
+    out.row_scales = rows_in_order(e.row_scales, 1, vocab, ids);
+    out.codes = rows_in_order(e.codes, labels, vocab, ids);
+  }
+  return out;
+}
 
 void dequantize(Engine& e) {
   const auto labels = static_cast<std::size_t>(e.num_labels);
-  e.table.resize(e.codes.size());
+  std::vector<float> table(e.codes.size());
   for (std::size_t i = 0; i < e.codes.size(); ++i) {
-    e.table[i] = static_cast<float>(e.codes[i]) * e.row_scales[i / labels];
+    table[i] = static_cast<float>(e.codes[i]) * e.row_scales[i / labels];
   }
+  e.table = std::move(table);
 }
 
 std::vector<float> fold_table(const Model& m) {
@@ -56,18 +92,20 @@ void prune_rows(Engine& e, const std::vector<bool>& keep) {
 void quantize_table(Engine& e) {
   const auto labels = static_cast<std::size_t>(e.num_labels);
   const auto rows = static_cast<std::size_t>(e.rows());
-  e.row_scales.assign(rows, 0.0f);
-  e.codes.assign(rows * labels, 0);
+  std::vector<float> scales(rows, 0.0f);
+  std::vector<std::int8_t> codes(rows * labels, 0);
   for (std::size_t r = 0; r < rows; ++r) {
     float max = 0;
     for (std::size_t c = 0; c < labels; ++c) max = std::max(max, std::fabs(e.table[r * labels + c]));
-    e.row_scales[r] = max / 127.0f;
+    scales[r] = max / 127.0f;
     const float inv = max > 0 ? 127.0f / max : 0.0f;
     for (std::size_t c = 0; c < labels; ++c) {
       const long q = std::lround(e.table[r * labels + c] * inv);
-      e.codes[r * labels + c] = static_cast<std::int8_t>(std::clamp(q, -127l, 127l));
+      codes[r * labels + c] = static_cast<std::int8_t>(std::clamp(q, -127l, 127l));
     }
   }
+  e.row_scales = std::move(scales);
+  e.codes = std::move(codes);
   e.quantized = true;
   dequantize(e);
 }

@@ -8,14 +8,27 @@
 // differently seeded networks folds into one table by averaging their tables, i.e. their
 // logits.
 //
-// Payload "fasttext.bin" (PayloadWriter layout, magic "NCFT", version 1):
+// Payload "fasttext.bin", magic "NCFT", version 2 (PayloadWriter layout: header fields, then
+// blocks, each at a multiple of its element size after zero padding):
 //   u32 num_labels, u8 loss (0 softmax, 1 ova), u8 pooling (0 mean, 1 l2)
 //   u32 ngram_max, u32 buckets, u32 min_count, u32 ngram_min_count, u8 skip_bigrams
-//   u64 token count, then each token as a string (UTF-8 character)
-//   u32 array kept buckets (feature id vocab_size + i is bucket kept[i])
-//   f32 array row weights (empty, or one per row)
-//   u8 storage: 0 = f32 table: f32 array (rows x num_labels)
-//               1 = int8 table: f32 array of row scales (rows), then u64 count + int8 bytes
+//   u8 storage (0 f32 table, 1 int8 table)
+//   u64 token_count, u64 token_bytes, u64 kept_count, u64 row_weight_count (0, or one per row)
+//   rows = token_count + kept_count, cells = rows x num_labels
+//   block u32[token_count + 1]  token offsets into the token bytes: 0, non-decreasing, token_bytes
+//   block u8[token_bytes]       the tokens (UTF-8 characters) end to end
+//   block u32[kept_count]       kept buckets, increasing (feature id token_count + i is bucket
+//                               kept[i]: the n-gram rows are saved in bucket order)
+//   block f32[row_weight_count] row weights
+//   storage 0: block f32[cells] table
+//   storage 1: block f32[rows] row scales, block i8[cells] codes
+// Loading maps the file, checks the header and the blocks (offsets, buckets increasing and
+// in range, finite values within bounds) and uses the blocks where they lie: the kept buckets
+// are the bucket lookup (bucket_index.h), the table is read where it lies.
+// Version 1 (still read) had the same header fields without storage and the counts, then
+// each token as a string, the kept buckets as a u32 array, the row weights as an f32 array,
+// u8 storage, then the f32 table as an array, or the row scales as an f32 array and the codes
+// as u64 count + int8 bytes.
 // Every count is checked against the header and the bytes left; a bad file is a
 // ModelFormatError naming it.
 //
@@ -30,6 +43,7 @@
 
 #include "fasttext/features.h"
 #include "fasttext/model.h"
+#include "newscls/core/binary_io.h"
 
 namespace newscls::fasttext {
 
@@ -38,12 +52,13 @@ struct Engine {
   Loss loss = Loss::kSoftmax;
   Pooling pooling = Pooling::kMean;
   int num_labels = 0;
-  std::vector<float> row_weights;  // empty = all 1
-  std::vector<float> table;        // rows x num_labels
+  // Built in memory by training, or blocks of the payload as read from disk.
+  PayloadArray<float> row_weights;  // empty = all 1
+  PayloadArray<float> table;        // rows x num_labels
   // Set by quantize_table: the stored form, from which `table` is derived.
   bool quantized = false;
-  std::vector<float> row_scales;
-  std::vector<std::int8_t> codes;
+  PayloadArray<float> row_scales;
+  PayloadArray<std::int8_t> codes;
 
   std::int64_t rows() const { return features.rows(); }
 };
@@ -71,10 +86,17 @@ class Predictor {
   std::vector<float> probs_;
 };
 
+// The same model with its n-gram rows in bucket order (the kept buckets increasing), as it is
+// saved: loading then uses the kept-buckets block itself for the lookup. Prediction sums the
+// same rows in the same order whatever their ids, so the scores are identical.
+Engine in_bucket_order(const Engine& engine);
+
 // Rebuilds the float table from the int8 codes and row scales of a quantised engine.
 void dequantize(Engine& engine);
 
 void save_engine(const Engine& engine, const std::string& path);
+// The fields every payload version starts with, after magic and version (read_header reads them).
+void write_header(PayloadWriter& w, const Engine& e);
 // expected_labels: the bundle's label count, which the payload must match.
 Engine load_engine(const std::string& path, int expected_labels);
 

@@ -1,7 +1,7 @@
 #include "fasttext/features.h"
 
 #include <algorithm>
-#include <stdexcept>
+#include <utility>
 
 #include "newscls/core/utf8.h"
 
@@ -41,11 +41,6 @@ class CharHashes {
   std::vector<std::uint64_t> heap_;
   std::size_t size_ = 0;
 };
-
-// Buckets are already hash values; one multiply spreads runs of nearby buckets.
-std::size_t slot_of(std::uint32_t bucket, std::size_t capacity) {
-  return static_cast<std::size_t>((static_cast<std::uint64_t>(bucket) * 0x9e3779b97f4a7c15ull) >> 20) & (capacity - 1);
-}
 
 }  // namespace
 
@@ -135,38 +130,15 @@ void FeatureExtractor::build(const std::vector<std::string>& normalized_titles) 
 }
 
 void FeatureExtractor::set_tables(const std::vector<std::string>& tokens,
-                                  const std::vector<std::uint32_t>& kept_buckets) {
+                                  PayloadArray<std::uint32_t> kept_buckets) {
   tokens_ = tokens;
   token_ids_.clear();
   token_ids_.reserve(tokens_.size());
   for (std::size_t i = 0; i < tokens_.size(); ++i) {
     token_ids_.emplace(char_hash(tokens_[i]), static_cast<std::int32_t>(i));
   }
-  kept_buckets_ = kept_buckets;
-  std::size_t capacity = 16;
-  while (capacity < 2 * kept_buckets_.size()) capacity *= 2;
-  slots_.assign(capacity, 0);
-  for (std::size_t i = 0; i < kept_buckets_.size(); ++i) {
-    const std::uint32_t b = kept_buckets_[i];
-    if (b >= options_.buckets) throw std::invalid_argument("bucket " + std::to_string(b) + " out of range");
-    std::size_t s = slot_of(b, capacity);
-    while (slots_[s] != 0) {
-      if (static_cast<std::uint32_t>(slots_[s] >> 32) == b + 1) {
-        throw std::invalid_argument("bucket " + std::to_string(b) + " repeated");
-      }
-      s = (s + 1) & (capacity - 1);
-    }
-    slots_[s] = (static_cast<std::uint64_t>(b) + 1) << 32 | static_cast<std::uint32_t>(tokens_.size() + i);
-  }
-}
-
-std::int32_t FeatureExtractor::find_bucket(std::uint32_t bucket) const {
-  const std::size_t mask = slots_.size() - 1;
-  for (std::size_t s = slot_of(bucket, slots_.size());; s = (s + 1) & mask) {
-    const std::uint64_t slot = slots_[s];
-    if (slot == 0) return -1;
-    if (static_cast<std::uint32_t>(slot >> 32) == bucket + 1) return static_cast<std::int32_t>(slot & 0xffffffffu);
-  }
+  kept_buckets_ = std::move(kept_buckets);
+  bucket_ids_ = BucketIndex(kept_buckets_, options_.buckets, static_cast<std::int32_t>(tokens_.size()));
 }
 
 FeatureExtractor FeatureExtractor::subset(const std::vector<bool>& keep) const {
@@ -190,7 +162,7 @@ void FeatureExtractor::extract(std::string_view normalized, std::vector<std::int
     if (it != token_ids_.end()) out.push_back(it->second);
   }
   for_each_bucket(h.data(), h.size(), [&](std::uint32_t b) {
-    const std::int32_t id = find_bucket(b);
+    const std::int32_t id = bucket_ids_.find(b);
     if (id >= 0) out.push_back(id);
   });
 }

@@ -5,10 +5,10 @@
 // 2..ngram_max: each character gets a 64-bit FNV-1a hash of its bytes, an n-gram combines
 // the hashes of its characters with the order, and the result modulo `buckets` picks a
 // bucket. Only buckets that training titles filled at least ngram_min_count times get an
-// id (in order of first appearance), so the embedding table holds no dead rows however
-// many buckets there are. The hash uses only fixed-width integer arithmetic, so a model
-// gives the same features on every platform. Unknown characters and empty buckets are
-// skipped.
+// id (in order of first appearance; a saved model's in bucket order, see engine.h), so the
+// embedding table holds no dead rows however many buckets there are. The hash uses only
+// fixed-width integer arithmetic, so a model gives the same features on every platform.
+// Unknown characters and empty buckets are skipped.
 //
 //   FeatureExtractor fx({.min_count = 1, .ngram_max = 3, .buckets = 1 << 21});
 //   fx.build(normalized_titles);
@@ -20,6 +20,9 @@
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "fasttext/bucket_index.h"
+#include "newscls/core/binary_io.h"
 
 namespace newscls::fasttext {
 
@@ -46,9 +49,10 @@ class FeatureExtractor {
   // Counts characters and n-gram buckets of already normalised titles. Characters are
   // ordered by descending count (ties by first appearance), so ids are deterministic.
   void build(const std::vector<std::string>& normalized_titles);
-  // Adopts a saved vocabulary (token strings in id order) and kept buckets (in id order);
-  // throws std::invalid_argument on a bucket out of range or repeated.
-  void set_tables(const std::vector<std::string>& tokens, const std::vector<std::uint32_t>& kept_buckets);
+  // Adopts a saved vocabulary (token strings in id order) and kept buckets (in id order, a
+  // vector or a block of a loaded payload); throws std::invalid_argument on a bucket out of
+  // range or repeated.
+  void set_tables(const std::vector<std::string>& tokens, PayloadArray<std::uint32_t> kept_buckets);
 
   // The same extractor restricted to the rows where keep[id] is true (ids renumbered in
   // order), for pruning a model down to its most useful rows.
@@ -59,7 +63,9 @@ class FeatureExtractor {
 
   const FeatureOptions& options() const { return options_; }
   const std::vector<std::string>& tokens() const { return tokens_; }
-  const std::vector<std::uint32_t>& kept_buckets() const { return kept_buckets_; }
+  const PayloadArray<std::uint32_t>& kept_buckets() const { return kept_buckets_; }
+  // Ids of the kept buckets in increasing bucket order; empty when that is their id order.
+  const std::vector<std::int32_t>& ids_by_bucket() const { return bucket_ids_.ids_by_bucket(); }
   std::int32_t vocab_size() const { return static_cast<std::int32_t>(tokens_.size()); }
   std::int64_t rows() const { return static_cast<std::int64_t>(tokens_.size() + kept_buckets_.size()); }
 
@@ -73,12 +79,8 @@ class FeatureExtractor {
   FeatureOptions options_;
   std::vector<std::string> tokens_;
   std::unordered_map<std::uint64_t, std::int32_t> token_ids_;  // char hash -> id
-  std::vector<std::uint32_t> kept_buckets_;                    // id - vocab_size -> bucket
-  // bucket -> id as open addressing over a power-of-two table of (bucket + 1, id) slots,
-  // sized by the kept rows rather than by `buckets`, so a huge bucket count read from a
-  // file costs no memory.
-  std::vector<std::uint64_t> slots_;
-  std::int32_t find_bucket(std::uint32_t bucket) const;
+  PayloadArray<std::uint32_t> kept_buckets_;                   // id - vocab_size -> bucket
+  BucketIndex bucket_ids_;                                     // bucket -> id
 };
 
 }  // namespace newscls::fasttext

@@ -87,7 +87,7 @@ FitResult fit_with_features(FeatureExtractor features, const Settings& settings,
   engine.loss = settings.loss;
   engine.pooling = settings.pooling;
   engine.num_labels = num_labels;
-  engine.table.assign(static_cast<std::size_t>(rows) * static_cast<std::size_t>(num_labels), 0.0f);
+  std::vector<float> folded(static_cast<std::size_t>(rows) * static_cast<std::size_t>(num_labels), 0.0f);
   // Networks are trained one at a time and folded at once, so memory holds one network.
   double loss = 0;
   const float share = 1.0f / static_cast<float>(settings.ensemble);
@@ -100,8 +100,9 @@ FitResult fit_with_features(FeatureExtractor features, const Settings& settings,
     const TrainStats stats = train_model(model, examples, to);
     loss += stats.last_epoch_loss / settings.ensemble;
     const std::vector<float> table = fold_table(model);
-    for (std::size_t i = 0; i < table.size(); ++i) engine.table[i] += share * table[i];
+    for (std::size_t i = 0; i < table.size(); ++i) folded[i] += share * table[i];
   }
+  engine.table = std::move(folded);
   engine.row_weights = std::move(weights);
   result.facts = {
       {"vocab_size", engine.features.vocab_size()},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "newscls/core/error.h"
@@ -71,10 +72,17 @@ RandomForest RandomForest::fit(const CsrMatrix& x, const std::vector<int>& y, in
   RandomForest forest;
   forest.num_classes_ = num_classes;
   forest.num_features_ = x.cols;
-  forest.tree_roots_ = std::move(assembler.roots);
-  forest.nodes_ = std::move(assembler.nodes);
-  forest.distributions_ = std::move(assembler.table.values());
+  forest.set_nodes(assembler.roots, assembler.nodes, std::move(assembler.table.values()));
   return forest;
+}
+
+void RandomForest::set_nodes(const std::vector<std::uint32_t>& roots, const std::vector<ForestNode>& nodes,
+                             std::vector<float> distributions) {
+  NodeStream stream = to_node_stream(roots, nodes);
+  num_nodes_ = nodes.size();
+  tree_roots_ = std::move(stream.roots);
+  words_ = std::move(stream.words);
+  distributions_ = std::move(distributions);
 }
 
 }  // namespace newscls::tfidf_rf

@@ -17,6 +17,8 @@
 // refer to a table of distinct class distributions: trees are ~100 levels deep on titles
 // and a title lacks almost every tested feature, so a walk is mostly a run of "absent, go
 // left" steps over consecutive nodes, and whole forests share a few thousand distributions.
+// The nodes are one stream of 32-bit words, the payload's own layout (below): a loaded
+// forest walks the bytes as read, and a leaf takes one word instead of a split's three.
 //
 //   ForestOptions o; o.features_per_split = 300; o.threads = 2;
 //   RandomForest forest = RandomForest::fit(x, y, 10, o, {});
@@ -49,14 +51,7 @@ struct ForestOptions {
   int walk = 0;
 };
 
-// A feature's value <= the node's threshold goes left (to the next node), else right.
-// The threshold sits in the node because it is read right after a present feature is
-// found, when a separate array would add a cache miss to the walk (measured ~15%).
-struct ForestNode {
-  std::int32_t feature;  // < 0 for a leaf
-  std::int32_t next;     // a split's right child (node index); a leaf's distribution index
-  float threshold;       // never negative; 0 for a leaf
-};
+struct ForestNode;  // a node as fitting assembles it (forest_layout.h)
 
 class RandomForest {
  public:
@@ -71,7 +66,7 @@ class RandomForest {
   int num_classes() const { return num_classes_; }
   std::size_t num_features() const { return num_features_; }
   std::size_t num_trees() const { return tree_roots_.size(); }
-  std::size_t num_nodes() const { return nodes_.size(); }
+  std::size_t num_nodes() const { return num_nodes_; }
   std::size_t num_distributions() const {
     return distributions_.size() / static_cast<std::size_t>(num_classes_);
   }
@@ -84,29 +79,47 @@ class RandomForest {
   // Sizes and depths for the training facts.
   nlohmann::json stats() const;
 
-  // The payload version save() writes; load() also reads version 1.
-  static constexpr std::uint32_t kPayloadVersion = 2;
+  // The payload version save() writes; load() also reads versions 1 and 2.
+  static constexpr std::uint32_t kPayloadVersion = 3;
 
-  // Layout after the payload's magic and version (2): u32 num_classes, u64 num_features,
-  // u32_array tree_roots, i32_array nodes (every tree in preorder; a value >= 0 is a split
-  // on that feature, -1 - d a leaf with distribution d), f32_array thresholds (one per
-  // split, in node order, never negative), f32_array distributions (num_classes each).
-  // The tree shapes follow from the preorder, so no child index is stored. Version 1 had
-  // i32_array features, f32_array thresholds and i32_array children for every node (a
-  // split's children at child and child + 1, a leaf's child its leaf index) and
-  // f32_array leaf_probs (num_classes per leaf); it is converted on load.
-  // Every tree and index is checked on load.
+  // Layout after the payload's magic and version (3; PayloadWriter layout: header fields,
+  // then blocks, each at a multiple of its element size after zero padding):
+  //   u32 num_classes, u64 num_features, u64 tree_count, u64 word_count, u64 distribution_values
+  //   block u32[tree_count]  word index of each tree's root: the first 0, increasing; trees
+  //                          are contiguous, each ending where the next starts
+  //   block u32[word_count]  the nodes, every tree in preorder (a left child is the next
+  //                          node): a split is 3 words, its feature (>= 0, < num_features),
+  //                          its threshold's f32 bits (never negative: absent features go
+  //                          left without reading it) and the word index of its right child;
+  //                          a leaf is 1 word, -1 - its distribution as an i32
+  //   block f32[distribution_values]  distributions, num_classes values in [0, 1] each
+  // Loading maps the file and walks each tree once to check it (every feature, threshold and
+  // distribution in range, every right child where its left subtree ends, no node outside a
+  // tree), then predicts from the words as read.
+  // Version 2 had u32_array tree_roots (node indices), i32_array codes (every tree in
+  // preorder; >= 0 a split on that feature, -1 - d a leaf with distribution d), f32_array
+  // thresholds (one per split, in node order) and f32_array distributions: no child index,
+  // the shapes following from the preorder. Version 1 had i32_array features, f32_array
+  // thresholds and i32_array children for every node (a split's children at child and
+  // child + 1, a leaf's child its leaf index) and f32_array leaf_probs (num_classes per
+  // leaf). Both are converted on load, with every tree and index checked.
   void save(PayloadWriter& w) const;
   static RandomForest load(PayloadReader& r);
 
  private:
   static RandomForest load_v1(PayloadReader& r);
+  static RandomForest load_v2(PayloadReader& r);
+  static RandomForest load_v3(PayloadReader& r);
+  // Adopts trees in ForestNode form (as fitted or converted from a version-1 payload).
+  void set_nodes(const std::vector<std::uint32_t>& roots, const std::vector<ForestNode>& nodes,
+                 std::vector<float> distributions);
 
   int num_classes_ = 0;
   std::size_t num_features_ = 0;
-  std::vector<std::uint32_t> tree_roots_;  // node index of each tree's root; trees are contiguous
-  std::vector<ForestNode> nodes_;
-  std::vector<float> distributions_;       // num_classes_ per distinct leaf distribution
+  std::size_t num_nodes_ = 0;
+  PayloadArray<std::uint32_t> tree_roots_;  // word index of each tree's root
+  PayloadArray<std::uint32_t> words_;       // the node stream laid out above
+  PayloadArray<float> distributions_;       // num_classes_ per distinct leaf distribution
 };
 
 }  // namespace newscls::tfidf_rf

@@ -1,6 +1,7 @@
-// The forest's prediction layout, shared by fitting and by loading version-1 payloads:
-// trees rewritten in preorder (a left child is the next node) with leaves pointing into a
-// table of distinct class distributions. Internal to the tfidf-rf family.
+// The forest's prediction layout, shared by fitting and by loading payloads: trees rewritten
+// in preorder (a left child is the next node) with leaves pointing into a table of distinct
+// class distributions, then packed into the node stream that prediction walks and that
+// version-3 payloads hold (laid out in forest.h). Internal to the tfidf-rf family.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +14,14 @@
 #include "tfidf_rf/forest.h"
 
 namespace newscls::tfidf_rf {
+
+// A node of an assembled preorder tree. A feature's value <= the threshold goes left (to
+// the next node), else right.
+struct ForestNode {
+  std::int32_t feature;  // < 0 for a leaf
+  std::int32_t next;     // a split's right child (node index); a leaf's distribution index
+  float threshold;       // never negative; 0 for a leaf
+};
 
 // A node as the builder grows it: a split's children are adjacent (child, child + 1).
 struct GrownNode {
@@ -71,5 +80,23 @@ struct ForestAssembler {
   std::vector<std::uint32_t> roots;
   std::vector<ForestNode> nodes;
 };
+
+// Trees of ForestNodes (roots: node indices) as the node stream: roots become word indices.
+struct NodeStream {
+  std::vector<std::uint32_t> roots;
+  std::vector<std::uint32_t> words;
+};
+NodeStream to_node_stream(const std::vector<std::uint32_t>& roots, const std::vector<ForestNode>& nodes);
+
+// What a node stream's indices must stay below.
+struct StreamBounds {
+  std::size_t features;
+  std::size_t distributions;
+};
+
+// Checks every tree of a node stream (see forest.h) as a version-3 payload holds it and
+// returns the node count; throws ModelFormatError("corrupt forest: ...") naming path.
+std::size_t check_node_stream(const std::uint32_t* roots, std::size_t n_trees, const std::uint32_t* words,
+                              std::size_t n_words, StreamBounds bounds, const std::string& path);
 
 }  // namespace newscls::tfidf_rf

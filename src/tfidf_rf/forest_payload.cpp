@@ -1,5 +1,8 @@
-// forest.bin: writing version 2, reading versions 1 and 2 with every index checked.
+// forest.bin: writing version 3 (the node stream read as it lies), reading versions 1 to 3 with every
+// index checked.
+#include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "newscls/core/error.h"
@@ -12,18 +15,12 @@ namespace newscls::tfidf_rf {
 void RandomForest::save(PayloadWriter& w) const {
   w.u32(static_cast<std::uint32_t>(num_classes_));
   w.u64(num_features_);
-  w.u32_array(tree_roots_);
-  std::vector<std::int32_t> codes;
-  std::vector<float> split_thresholds;
-  codes.reserve(nodes_.size());
-  for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    const ForestNode& n = nodes_[i];
-    codes.push_back(n.feature < 0 ? -1 - n.next : n.feature);
-    if (n.feature >= 0) split_thresholds.push_back(n.threshold);
-  }
-  w.i32_array(codes);
-  w.f32_array(split_thresholds);
-  w.f32_array(distributions_);
+  w.u64(tree_roots_.size());
+  w.u64(words_.size());
+  w.u64(distributions_.size());
+  w.block(tree_roots_);
+  w.block(words_);
+  w.block(distributions_);
 }
 
 namespace {
@@ -61,26 +58,36 @@ void check_sizes(const PayloadReader& r, const std::vector<std::uint32_t>& roots
 }
 
 // Rebuilds version 2's preorder trees from their codes (>= 0: the split's feature, taking the
-// next threshold; < 0: -1 - the leaf's distribution), checking every index on the way.
+// next threshold; < 0: -1 - the leaf's distribution) as the node stream, checking every index
+// on the way. No node is held in another form: a split's right child is filled in when the
+// walk reaches it.
 class NodeDecoder {
  public:
   NodeDecoder(const PayloadReader& r, const std::vector<std::int32_t>& codes,
               const std::vector<float>& thresholds, std::size_t n_dists, std::size_t n_features)
-      : r_(r), codes_(codes), thresholds_(thresholds), n_dists_(n_dists), n_features_(n_features) {}
-
-  void decode_tree(std::size_t t, std::size_t begin, std::size_t end, std::vector<ForestNode>& nodes) {
-    pending_.clear();
-    for (std::size_t i = begin; i < end; ++i) {
-      if (i > begin) link(i, t, nodes);
-      nodes[i] = decode(i, t);
-    }
-    if (!pending_.empty() || nodes[end - 1].feature >= 0) {
-      throw corrupt(r_, "tree " + std::to_string(t) + " is incomplete");
-    }
+      : r_(r), codes_(codes), thresholds_(thresholds), n_dists_(n_dists), n_features_(n_features) {
+    words_.reserve(codes.size() + 2 * thresholds.size());
   }
 
-  void check_all_thresholds_used() const {
+  // Appends tree t, the nodes [begin, end), to the stream; returns the word of its root.
+  std::uint32_t decode_tree(std::size_t t, std::size_t begin, std::size_t end) {
+    pending_.clear();
+    const auto root = static_cast<std::uint32_t>(words_.size());
+    bool after_split = false;
+    std::size_t previous = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      if (i > begin) link(after_split, previous, i, t);
+      previous = words_.size();
+      after_split = decode(i, t);
+    }
+    if (!pending_.empty() || after_split) throw corrupt(r_, "tree " + std::to_string(t) + " is incomplete");
+    return root;
+  }
+
+  // The stream, once every tree is decoded and every threshold used.
+  std::vector<std::uint32_t> words() {
     if (split_ != thresholds_.size()) throw corrupt(r_, "more thresholds than splits");
+    return std::move(words_);
   }
 
  private:
@@ -90,28 +97,33 @@ class NodeDecoder {
 
   // In preorder a node is the left child of the node before it if that is a split, or else
   // the right child of the latest split still waiting for one.
-  void link(std::size_t i, std::size_t t, std::vector<ForestNode>& nodes) {
-    if (nodes[i - 1].feature >= 0) {
-      pending_.push_back(i - 1);
+  void link(bool after_split, std::size_t previous, std::size_t i, std::size_t t) {
+    if (after_split) {
+      pending_.push_back(previous);
       return;
     }
     if (pending_.empty()) throw bad_node(i, t, "is past the end of its tree");
-    nodes[pending_.back()].next = static_cast<std::int32_t>(i);
+    words_[pending_.back() + 2] = static_cast<std::uint32_t>(words_.size());
     pending_.pop_back();
   }
 
-  ForestNode decode(std::size_t i, std::size_t t) {
+  // Appends node i; true for a split.
+  bool decode(std::size_t i, std::size_t t) {
     const std::int32_t code = codes_[i];
     if (code < 0) {
       const auto d = static_cast<std::size_t>(-1 - static_cast<std::int64_t>(code));
       if (d >= n_dists_) throw bad_node(i, t, "has no distribution");
-      return {-1, static_cast<std::int32_t>(d), 0.0f};
+      words_.push_back(static_cast<std::uint32_t>(code));
+      return false;
     }
     if (static_cast<std::size_t>(code) >= n_features_) throw bad_node(i, t, "splits on an unknown feature");
     if (split_ >= thresholds_.size()) throw corrupt(r_, "fewer thresholds than splits");
     // The walk sends absent features left without reading the threshold.
     if (thresholds_[split_] < 0) throw bad_node(i, t, "has a negative threshold");
-    return {code, 0, thresholds_[split_++]};
+    std::uint32_t threshold_bits;
+    std::memcpy(&threshold_bits, &thresholds_[split_++], 4);
+    words_.insert(words_.end(), {static_cast<std::uint32_t>(code), threshold_bits, 0});
+    return true;
   }
 
   const PayloadReader& r_;
@@ -119,28 +131,62 @@ class NodeDecoder {
   const std::vector<float>& thresholds_;
   std::size_t n_dists_, n_features_;
   std::size_t split_ = 0;
-  std::vector<std::size_t> pending_;  // splits whose left subtree is being read
+  std::vector<std::uint32_t> words_;
+  std::vector<std::size_t> pending_;  // words of the splits whose left subtree is being read
 };
+
+// Leaf distributions are class frequencies: a value outside [0, 1] (or NaN) is a corrupt file.
+// One branch-free pass the compiler vectorises.
+void check_distributions(const PayloadReader& r, const PayloadArray<float>& values) {
+  unsigned bad = 0;
+  for (float v : values) bad |= static_cast<unsigned>(!(v >= 0.0f)) | static_cast<unsigned>(!(v <= 1.0f));
+  if (bad != 0) throw corrupt(r, "a distribution value outside [0, 1]");
+}
 
 }  // namespace
 
 RandomForest RandomForest::load(PayloadReader& r) {
-  if (r.version() == 1) return load_v1(r);
-  if (r.version() != kPayloadVersion) throw corrupt(r, "unknown version " + std::to_string(r.version()));
+  switch (r.version()) {
+    case 1: return load_v1(r);
+    case 2: return load_v2(r);
+    case kPayloadVersion: return load_v3(r);
+    default: throw corrupt(r, "unknown version " + std::to_string(r.version()));
+  }
+}
+
+RandomForest RandomForest::load_v3(PayloadReader& r) {
   RandomForest f;
   read_header(r, f.num_classes_, f.num_features_);
-  f.tree_roots_ = r.u32_array();
+  const std::uint64_t n_trees = r.u64(), n_words = r.u64(), n_values = r.u64();
+  f.tree_roots_ = r.block<std::uint32_t>(n_trees);
+  f.words_ = r.block<std::uint32_t>(n_words);
+  f.distributions_ = r.block<float>(n_values);
+  if (n_values % static_cast<std::size_t>(f.num_classes_) != 0) throw corrupt(r, "distribution table size");
+  check_distributions(r, f.distributions_);
+  f.num_nodes_ = check_node_stream(f.tree_roots_.data(), f.tree_roots_.size(), f.words_.data(), f.words_.size(),
+                                   {f.num_features_, f.num_distributions()}, r.path());
+  return f;
+}
+
+RandomForest RandomForest::load_v2(PayloadReader& r) {
+  RandomForest f;
+  read_header(r, f.num_classes_, f.num_features_);
+  const std::vector<std::uint32_t> roots = r.u32_array();
   const std::vector<std::int32_t> codes = r.i32_array();
   const std::vector<float> split_thresholds = r.f32_array();
-  f.distributions_ = r.f32_array();
+  std::vector<float> distributions = r.f32_array();
   const std::size_t n = codes.size();
-  check_sizes(r, f.tree_roots_, n, f.distributions_.size(), f.num_classes_);
-  NodeDecoder decoder(r, codes, split_thresholds, f.num_distributions(), f.num_features_);
-  f.nodes_.resize(n);
-  for (std::size_t t = 0; t < f.tree_roots_.size(); ++t) {
-    decoder.decode_tree(t, f.tree_roots_[t], tree_end(f.tree_roots_, t, n, r), f.nodes_);
+  check_sizes(r, roots, n, distributions.size(), f.num_classes_);
+  NodeDecoder decoder(r, codes, split_thresholds, distributions.size() / static_cast<std::size_t>(f.num_classes_),
+                      f.num_features_);
+  std::vector<std::uint32_t> word_roots(roots.size());
+  for (std::size_t t = 0; t < roots.size(); ++t) {
+    word_roots[t] = decoder.decode_tree(t, roots[t], tree_end(roots, t, n, r));
   }
-  decoder.check_all_thresholds_used();
+  f.tree_roots_ = std::move(word_roots);
+  f.words_ = decoder.words();
+  f.distributions_ = std::move(distributions);
+  f.num_nodes_ = n;
   return f;
 }
 
@@ -177,9 +223,7 @@ RandomForest RandomForest::load_v1(PayloadReader& r) {
     }
     assembler.add(tree);
   }
-  f.tree_roots_ = std::move(assembler.roots);
-  f.nodes_ = std::move(assembler.nodes);
-  f.distributions_ = std::move(assembler.table.values());
+  f.set_nodes(assembler.roots, assembler.nodes, std::move(assembler.table.values()));
   return f;
 }
 

@@ -1,6 +1,7 @@
 // Prediction and statistics of a fitted or loaded forest.
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "tfidf_rf/forest.h"
@@ -69,6 +70,18 @@ class RowTables {
   std::vector<float> values_;
 };
 
+float threshold_of(const std::uint32_t* split) {
+  float t;
+  std::memcpy(&t, split + 1, 4);
+  return t;
+}
+
+std::size_t distribution_of(const std::uint32_t* leaf) {
+  return static_cast<std::size_t>(-1 - static_cast<std::int64_t>(static_cast<std::int32_t>(leaf[0])));
+}
+
+bool is_split(const std::uint32_t* node) { return static_cast<std::int32_t>(node[0]) >= 0; }
+
 }  // namespace
 
 void RandomForest::predict_proba_batch(const SparseRow* rows, std::size_t n_rows,
@@ -76,18 +89,18 @@ void RandomForest::predict_proba_batch(const SparseRow* rows, std::size_t n_rows
   const auto k = static_cast<std::size_t>(num_classes_);
   std::fill(probs, probs + n_rows * k, 0.0f);
   const RowTables tables(rows, n_rows);
-  const ForestNode* nodes = nodes_.data();
+  const std::uint32_t* words = words_.data();
   // Tree by tree, so the part of a tree the rows reach stays in cache while every row
   // walks it. An absent feature (value 0) goes left: split thresholds are never negative.
   for (std::uint32_t root : tree_roots_) {
     for (std::size_t r = 0; r < n_rows; ++r) {
-      const ForestNode* node = nodes + root;
-      while (node->feature >= 0) {
-        const bool right = tables.may_hold(r, node->feature) &&
-                           tables.value(r, node->feature) > node->threshold;
-        node = right ? nodes + node->next : node + 1;
+      const std::uint32_t* node = words + root;
+      while (is_split(node)) {
+        const auto feature = static_cast<std::int32_t>(node[0]);
+        const bool right = tables.may_hold(r, feature) && tables.value(r, feature) > threshold_of(node);
+        node = right ? words + node[2] : node + 3;
       }
-      const float* dist = distributions_.data() + static_cast<std::size_t>(node->next) * k;
+      const float* dist = distributions_.data() + distribution_of(node) * k;
       float* out = probs + r * k;
       for (std::size_t c = 0; c < k; ++c) out[c] += dist[c];
     }
@@ -97,19 +110,23 @@ void RandomForest::predict_proba_batch(const SparseRow* rows, std::size_t n_rows
 }
 
 nlohmann::json RandomForest::stats() const {
-  // Children follow their parent in the node array, so one forward pass gives every depth.
   std::size_t leaves = 0, depth_sum = 0, max_depth = 0;
-  std::vector<std::size_t> depth(nodes_.size(), 0);
-  for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    const ForestNode& n = nodes_[i];
-    if (n.feature < 0) {
+  std::vector<std::pair<std::uint32_t, std::size_t>> stack;  // (word index, depth)
+  for (std::uint32_t root : tree_roots_) {
+    stack.assign(1, {root, 0});
+    while (!stack.empty()) {
+      const auto [at, depth] = stack.back();
+      stack.pop_back();
+      const std::uint32_t* node = words_.data() + at;
+      if (is_split(node)) {
+        stack.push_back({node[2], depth + 1});
+        stack.push_back({at + 3, depth + 1});
+        continue;
+      }
       ++leaves;
-      depth_sum += depth[i];
-      max_depth = std::max(max_depth, depth[i]);
-      continue;
+      depth_sum += depth;
+      max_depth = std::max(max_depth, depth);
     }
-    depth[i + 1] = depth[i] + 1;
-    depth[static_cast<std::size_t>(n.next)] = depth[i] + 1;
   }
   return {{"trees", num_trees()},
           {"nodes", num_nodes()},

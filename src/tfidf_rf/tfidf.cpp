@@ -8,13 +8,12 @@ namespace newscls::tfidf_rf {
 
 TfidfVectorizer::TfidfVectorizer(TfidfOptions options) : options_(options) {}
 
-TfidfVectorizer TfidfVectorizer::from_parts(std::vector<std::string> vocabulary,
-                                            std::vector<float> idf, bool sublinear_tf,
+TfidfVectorizer TfidfVectorizer::from_parts(Vocabulary vocabulary, PayloadArray<float> idf, bool sublinear_tf,
                                             bool l2_normalize) {
   TfidfVectorizer v;
   v.options_.sublinear_tf = sublinear_tf;
   v.options_.l2_normalize = l2_normalize;
-  for (const std::string& term : vocabulary) v.index_.find_or_add(term);
+  v.vocabulary_ = std::move(vocabulary);
   v.idf_ = std::move(idf);
   return v;
 }
@@ -51,24 +50,26 @@ void TfidfVectorizer::finish_fit() {
   }
   std::sort(kept.begin(), kept.end(), [&](std::size_t a, std::size_t b) { return terms[a] < terms[b]; });
 
-  index_ = TermIndex();
-  idf_.clear();
+  std::vector<std::string> vocabulary;
+  std::vector<float> idf;
   const double n = static_cast<double>(n_docs_);
   for (std::size_t id : kept) {
-    index_.find_or_add(terms[id]);
-    idf_.push_back(static_cast<float>(std::log((1.0 + n) / (1.0 + counts_[id].df)) + 1.0));
+    vocabulary.push_back(terms[id]);
+    idf.push_back(static_cast<float>(std::log((1.0 + n) / (1.0 + counts_[id].df)) + 1.0));
   }
+  vocabulary_ = Vocabulary(vocabulary);
+  idf_ = std::move(idf);
   seen_ = TermIndex();
   counts_ = {};
 }
 
-std::int32_t TfidfVectorizer::index_of(const std::string& term) const { return index_.find(term); }
+std::int32_t TfidfVectorizer::index_of(const std::string& term) const { return vocabulary_.find(term); }
 
 void TfidfVectorizer::transform(const std::vector<std::string>& doc_tokens, SparseRow& row,
                                 std::vector<std::int32_t>& ids) const {
   ids.clear();
   for (const std::string& token : doc_tokens) {
-    const std::int32_t id = index_.find(token);
+    const std::int32_t id = vocabulary_.find(token);
     if (id >= 0) ids.push_back(id);
   }
   std::sort(ids.begin(), ids.end());

@@ -16,10 +16,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "newscls/core/binary_io.h"
 #include "tfidf_rf/sparse.h"
 #include "tfidf_rf/term_index.h"
+#include "tfidf_rf/vocabulary.h"
 
 namespace newscls::tfidf_rf {
 
@@ -36,16 +39,20 @@ class TfidfVectorizer {
  public:
   explicit TfidfVectorizer(TfidfOptions options = {});
   // A fitted vectoriser from a saved vocabulary and idf (same length, vocab sorted).
-  static TfidfVectorizer from_parts(std::vector<std::string> vocabulary, std::vector<float> idf,
-                                    bool sublinear_tf, bool l2_normalize = true);
+  static TfidfVectorizer from_parts(Vocabulary vocabulary, PayloadArray<float> idf, bool sublinear_tf,
+                                    bool l2_normalize = true);
+  static TfidfVectorizer from_parts(const std::vector<std::string>& vocabulary, PayloadArray<float> idf,
+                                    bool sublinear_tf, bool l2_normalize = true) {
+    return from_parts(Vocabulary(vocabulary), std::move(idf), sublinear_tf, l2_normalize);
+  }
 
   void count(const std::vector<std::string>& doc_tokens);
   void finish_fit();
 
-  std::size_t num_features() const { return index_.size(); }
+  std::size_t num_features() const { return vocabulary_.size(); }
   std::size_t num_documents() const { return n_docs_; }
-  const std::vector<std::string>& vocabulary() const { return index_.terms(); }
-  const std::vector<float>& idf() const { return idf_; }
+  const Vocabulary& vocabulary() const { return vocabulary_; }
+  const PayloadArray<float>& idf() const { return idf_; }
   bool sublinear_tf() const { return options_.sublinear_tf; }
   // -1 when the term is not in the vocabulary.
   std::int32_t index_of(const std::string& term) const;
@@ -66,8 +73,8 @@ class TfidfVectorizer {
   std::size_t n_docs_ = 0;
   TermIndex seen_;                 // while fitting: every term met
   std::vector<TermCount> counts_;  // by id in seen_
-  TermIndex index_;                // the vocabulary, ids = feature indices
-  std::vector<float> idf_;
+  Vocabulary vocabulary_;          // ids = feature indices
+  PayloadArray<float> idf_;
 };
 
 }  // namespace newscls::tfidf_rf

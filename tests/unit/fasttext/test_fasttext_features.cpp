@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <set>
 
+#include "fasttext/bucket_index.h"
 #include "fasttext/fasttext.h"
 #include "fasttext/features.h"
 #include "fasttext/settings.h"
@@ -96,8 +98,48 @@ TEST(FasttextFeatures, SubsetRenumbersKeptRows) {
 
 TEST(FasttextFeatures, SetTablesRejectsBadBuckets) {
   FeatureExtractor fx({1, 2, 16, 1, false});
-  EXPECT_THROW(fx.set_tables({"a"}, {16}), std::invalid_argument);
-  EXPECT_THROW(fx.set_tables({"a"}, {3, 3}), std::invalid_argument);
+  EXPECT_THROW(fx.set_tables({"a"}, std::vector<std::uint32_t>{16}), std::invalid_argument);
+  EXPECT_THROW(fx.set_tables({"a"}, std::vector<std::uint32_t>{3, 3}), std::invalid_argument);
+  EXPECT_THROW(fx.set_tables({"a"}, std::vector<std::uint32_t>{3, 5, 3}), std::invalid_argument);
+  EXPECT_THROW(fx.set_tables({"a"}, std::vector<std::uint32_t>{3, 5, 16}), std::invalid_argument);
+}
+
+TEST(FasttextBucketIndex, FindsIdsOfSortedAndUnsortedBuckets) {
+  const BucketIndex sorted(std::vector<std::uint32_t>{2, 5, 9, 40}, 64, 10);
+  EXPECT_EQ(sorted.find(2), 10);
+  EXPECT_EQ(sorted.find(5), 11);
+  EXPECT_EQ(sorted.find(40), 13);
+  for (std::uint32_t absent : {0u, 3u, 6u, 39u, 41u, 63u}) EXPECT_EQ(sorted.find(absent), -1) << absent;
+  EXPECT_TRUE(sorted.ids_by_bucket().empty());  // ids already in bucket order: no copy, no ids
+  const BucketIndex unsorted(std::vector<std::uint32_t>{9, 2, 40, 5}, 64, 10);
+  EXPECT_EQ(unsorted.find(9), 10);
+  EXPECT_EQ(unsorted.find(5), 13);
+  EXPECT_EQ(unsorted.find(7), -1);
+  EXPECT_EQ(unsorted.ids_by_bucket(), (std::vector<std::int32_t>{11, 13, 10, 12}));
+  EXPECT_EQ(BucketIndex().find(0), -1);
+  EXPECT_EQ(BucketIndex(std::vector<std::uint32_t>{}, 1u << 28, 0).find(12345), -1);
+}
+
+TEST(FasttextBucketIndex, FindsEveryKeptBucketAndNoOther) {
+  constexpr std::uint32_t kBuckets = 1u << 20;
+  std::mt19937 rng(3);
+  std::set<std::uint32_t> kept_set;
+  while (kept_set.size() < 5000) kept_set.insert(rng() % kBuckets);
+  std::vector<std::uint32_t> kept(kept_set.begin(), kept_set.end());
+  std::shuffle(kept.begin(), kept.end(), rng);
+  const BucketIndex shuffled(kept, kBuckets, 7);
+  std::sort(kept.begin(), kept.end());
+  const BucketIndex in_order(kept, kBuckets, 7);
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    EXPECT_EQ(in_order.find(kept[i]), 7 + static_cast<std::int32_t>(i));
+    EXPECT_EQ(shuffled.ids_by_bucket()[i], shuffled.find(kept[i]));
+  }
+  for (int i = 0; i < 5000; ++i) {
+    const std::uint32_t b = rng() % kBuckets;
+    if (kept_set.count(b) == 0) {
+      EXPECT_EQ(in_order.find(b), -1) << b;
+    }
+  }
 }
 
 TEST(FasttextSettings, DefaultsParseAndRoundTrip) {

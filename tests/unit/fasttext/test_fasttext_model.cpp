@@ -3,12 +3,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
 #include "fasttext/engine.h"
 #include "fasttext/fasttext.h"
+#include "newscls/core/atomic_file.h"
 #include "newscls/core/binary_io.h"
 #include "newscls/core/bundle.h"
 #include "newscls/core/config.h"
@@ -269,6 +273,150 @@ TEST_F(FasttextPayload, HugeCountsAreRejectedWithoutAllocating) {
     w.finish();
   }
   EXPECT_THROW(load_engine(p, 4), ModelFormatError);
+}
+
+// The version-1 writer this build replaced: such payloads must still load.
+void save_v1(const Engine& e, const std::string& path) {
+  PayloadWriter w(path, "NCFT", 1);
+  write_header(w, e);
+  w.u64(e.features.tokens().size());
+  for (const std::string& t : e.features.tokens()) w.str(t);
+  w.u32_array(e.features.kept_buckets().to_vector());
+  w.f32_array(e.row_weights.to_vector());
+  w.u8(e.quantized ? 1 : 0);
+  if (!e.quantized) {
+    w.f32_array(e.table.to_vector());
+  } else {
+    w.f32_array(e.row_scales.to_vector());
+    w.u64(e.codes.size());
+    for (std::int8_t c : e.codes) w.u8(static_cast<std::uint8_t>(c));
+  }
+  w.finish();
+}
+
+std::vector<std::vector<float>> all_probs(const Engine& e, const std::vector<std::string>& titles) {
+  Predictor p(e);
+  std::vector<std::vector<float>> out;
+  for (const std::string& t : titles) out.push_back(p.probs(t));
+  return out;
+}
+
+std::vector<std::string> fixture_titles() {
+  std::ifstream in(testing::source_dir() + "/tests/fixtures/bundles_v1/titles.txt");
+  std::vector<std::string> titles;
+  for (std::string line; std::getline(in, line);) titles.push_back(line);
+  return titles;
+}
+
+TEST(FasttextPayloadVersions, Version1ResavedAsVersion2PredictsTheSame) {
+  // Written by an earlier build: its n-gram rows in first-appearance order.
+  const Engine v1 = load_engine(testing::source_dir() + "/tests/fixtures/bundles_v1/bundles/fasttext/fasttext.bin", 10);
+  EXPECT_FALSE(v1.features.ids_by_bucket().empty());
+  const std::string path = testing::scratch_dir() + "/fasttext.bin";
+  save_engine(v1, path);
+  const Engine v2 = load_engine(path, 10);
+  EXPECT_TRUE(v2.features.ids_by_bucket().empty());  // saved in bucket order
+  const auto& kept = v2.features.kept_buckets();
+  EXPECT_TRUE(std::is_sorted(kept.begin(), kept.end()));
+  const std::vector<std::string> titles = fixture_titles();
+  ASSERT_GT(titles.size(), 100u);
+  EXPECT_EQ(all_probs(v1, titles), all_probs(v2, titles));
+}
+
+TEST(FasttextPayloadVersions, QuantizedVersion1StillLoads) {
+  const std::string dir = testing::scratch_dir();
+  Trained t = train_on(separable(30, 15), {"dim=8", "quantize=true", "quantize_keep_rows=30"});
+  save_bundle(*t.model, dir + "/m");
+  const Engine v2 = load_engine(dir + "/m/fasttext.bin", 4);
+  ASSERT_TRUE(v2.quantized);
+  save_v1(v2, dir + "/v1.bin");
+  const Engine v1 = load_engine(dir + "/v1.bin", 4);
+  EXPECT_TRUE(v1.quantized);
+  const Dataset test = separable(10, 16);
+  EXPECT_EQ(all_probs(v1, test.titles), all_probs(v2, test.titles));
+}
+
+// A version-2 payload by hand: 4 labels, 16 buckets, tokens "a" and "b", a float table of 0.5s.
+std::string write_v2(const std::string& path, const std::vector<std::uint32_t>& token_offsets,
+                     const std::vector<std::uint32_t>& kept) {
+  PayloadWriter w(path, "NCFT", 2);
+  w.u32(4);
+  w.u8(0);
+  w.u8(0);
+  w.u32(2);   // ngram_max
+  w.u32(16);  // buckets
+  w.u32(1);
+  w.u32(1);
+  w.u8(0);
+  w.u8(0);    // f32 table
+  w.u64(token_offsets.size() - 1);
+  w.u64(2);   // token bytes
+  w.u64(kept.size());
+  w.u64(0);   // no row weights
+  w.block(token_offsets);
+  w.block("ab", 2);
+  w.block(kept);
+  w.block(std::vector<float>((token_offsets.size() - 1 + kept.size()) * 4, 0.5f));
+  w.finish();
+  return path;
+}
+
+std::string refusal(const std::string& path) {
+  try {
+    load_engine(path, 4);
+  } catch (const ModelFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    return e.what();
+  }
+  return "loaded";
+}
+
+TEST(FasttextPayloadVersions, MalformedVersion2BlocksAreRefused) {
+  const std::string dir = testing::scratch_dir();
+  EXPECT_EQ(refusal(write_v2(dir + "/good.bin", {0, 1, 2}, {3, 5})), "loaded");
+  EXPECT_EQ(load_engine(dir + "/good.bin", 4).features.tokens(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_THAT(refusal(write_v2(dir + "/order.bin", {0, 1, 2}, {5, 3})), ::testing::HasSubstr("not increasing"));
+  EXPECT_THAT(refusal(write_v2(dir + "/repeat.bin", {0, 1, 2}, {5, 5})), ::testing::HasSubstr("repeated"));
+  EXPECT_THAT(refusal(write_v2(dir + "/range.bin", {0, 1, 2}, {3, 16})), ::testing::HasSubstr("out of range"));
+  EXPECT_THAT(refusal(write_v2(dir + "/span.bin", {0, 1, 3}, {3})), ::testing::HasSubstr("do not delimit"));
+  EXPECT_THAT(refusal(write_v2(dir + "/back.bin", {0, 2, 1, 2}, {3})), ::testing::HasSubstr("do not delimit"));
+  // An offset past the bytes, before the one that decreases: refused before any token is read
+  // (test_hostile_payload_fasttext.sh found it with one flipped byte).
+  EXPECT_THAT(refusal(write_v2(dir + "/past.bin", {0, 100000, 2}, {3})), ::testing::HasSubstr("do not delimit"));
+  // The kept block starts at offset 80, after 2 bytes of padding that must be zero.
+  std::string bytes = read_file(dir + "/good.bin");
+  ASSERT_EQ(bytes.substr(78, 2), std::string(2, '\0'));
+  bytes[79] = 1;
+  testing::write_text(dir + "/padding.bin", bytes);
+  EXPECT_THAT(refusal(dir + "/padding.bin"), ::testing::HasSubstr("padding"));
+  // A table value out of bounds, in the last 4 bytes.
+  bytes = read_file(dir + "/good.bin");
+  const float nan = std::nanf("");
+  std::memcpy(bytes.data() + bytes.size() - 4, &nan, 4);
+  testing::write_text(dir + "/nan.bin", bytes);
+  EXPECT_THAT(refusal(dir + "/nan.bin"), ::testing::HasSubstr("corrupt table value"));
+}
+
+TEST(FasttextPayloadVersions, HugeVersion2CountsAreRejectedWithoutAllocating) {
+  const std::string path = testing::scratch_dir() + "/huge.bin";
+  for (const std::uint64_t kept : {std::uint64_t{1} << 40, std::uint64_t{1} << 30}) {
+    PayloadWriter w(path, "NCFT", 2);
+    w.u32(4);
+    w.u8(0);
+    w.u8(0);
+    w.u32(2);
+    w.u32(16);
+    w.u32(1);
+    w.u32(1);
+    w.u8(0);
+    w.u8(0);
+    w.u64(0);
+    w.u64(0);
+    w.u64(kept);  // more rows than ids, or than the file holds
+    w.u64(0);
+    w.finish();
+    EXPECT_THROW(load_engine(path, 4), ModelFormatError) << kept;
+  }
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // 0.5..1) and some shared noise features, so a forest must classify it perfectly.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <numeric>
 #include <random>
@@ -231,7 +233,45 @@ void write_v2(const std::string& path, const std::vector<std::uint32_t>& roots, 
   w.finish();
 }
 
-TEST(Forest, HandMadeTreeInBothPayloadVersions) {
+std::uint32_t bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+constexpr std::uint32_t leaf(std::uint32_t distribution) { return ~distribution; }  // -1 - d
+
+// The hand-made tree as a node stream: words 0-2 node 0, 3 node 1, 4-6 node 2, 7 and 8 its leaves.
+const std::vector<std::uint32_t> kHandWords = {5, bits(0.5f), 4, leaf(0), 7, bits(0.25f), 8, leaf(1), leaf(2)};
+
+void write_v3(const std::string& path, const std::vector<std::uint32_t>& roots, const std::vector<std::uint32_t>& words,
+              const std::vector<float>& distributions) {
+  PayloadWriter w(path, "NCRF", 3);
+  w.u32(2);
+  w.u64(10000);
+  w.u64(roots.size());
+  w.u64(words.size());
+  w.u64(distributions.size());
+  w.block(roots);
+  w.block(words);
+  w.block(distributions);
+  w.finish();
+}
+
+// The forest payload at `path` is refused with "corrupt forest: <error>", naming the file.
+void expect_refused(const std::string& path, const char* what, const char* error) {
+  try {
+    PayloadReader r(path, "NCRF", RandomForest::kPayloadVersion);
+    RandomForest::load(r);
+    ADD_FAILURE() << what << ": loaded";
+  } catch (const ModelFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find(std::string("corrupt forest: ") + error), std::string::npos)
+        << what << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+}
+
+TEST(Forest, HandMadeTreeInEveryPayloadVersion) {
   const std::string dir = newscls::testing::scratch_dir();
   {
     PayloadWriter w(dir + "/v1.bin", "NCRF", 1);
@@ -248,6 +288,9 @@ TEST(Forest, HandMadeTreeInBothPayloadVersions) {
   // Version 2: preorder codes (-1 - d for a leaf with distribution d), one threshold per split.
   write_v2(dir + "/v2.bin", {0}, {5, -1, 7, -2, -3}, {0.5f, 0.25f}, {1, 0, 0.5f, 0.5f, 0, 1});
   EXPECT_EQ(hand_probs(dir + "/v2.bin"), kHandProbs);
+  // Version 3: the node stream (a split: feature, threshold bits, its right child's word).
+  write_v3(dir + "/v3.bin", {0}, kHandWords, {1, 0, 0.5f, 0.5f, 0, 1});
+  EXPECT_EQ(hand_probs(dir + "/v3.bin"), kHandProbs);
 }
 
 TEST(Forest, Version1TreeReachingANodeTwiceRefused) {
@@ -294,19 +337,89 @@ TEST(Forest, MalformedVersion2TreesRefused) {
   };
   for (const Case& c : cases) {
     write_v2(path, c.roots, c.codes, c.thresholds, dists);
-    try {
-      PayloadReader r(path, "NCRF", RandomForest::kPayloadVersion);
-      RandomForest::load(r);
-      ADD_FAILURE() << c.what << ": loaded";
-    } catch (const ModelFormatError& e) {
-      EXPECT_NE(std::string(e.what()).find(std::string("corrupt forest: ") + c.error), std::string::npos)
-          << c.what << ": " << e.what();
-      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
-    }
+    expect_refused(path, c.what, c.error);
   }
   write_v2(path, {0, 3}, {5, -1, -2, -2}, {0.5f}, dists);  // the same shapes, well formed
   PayloadReader r(path, "NCRF", RandomForest::kPayloadVersion);
   EXPECT_EQ(RandomForest::load(r).num_trees(), 2u);
+}
+
+TEST(Forest, MalformedVersion3TreesRefused) {
+  const std::string path = newscls::testing::scratch_dir() + "/bad3.bin";
+  const std::vector<float> dists = {1, 0, 0, 1};
+  const std::uint32_t half = bits(0.5f);
+  struct Case {
+    const char* what;
+    std::vector<std::uint32_t> roots, words;
+    std::vector<float> distributions;
+    const char* error;  // which check catches it
+  };
+  const std::vector<std::uint32_t> ok = {5, half, 4, leaf(0), leaf(1)};  // a split and its two leaves
+  const std::vector<Case> cases = {
+      {"split without children", {0}, {5, half, 3}, dists, "tree 0 is incomplete"},
+      {"split missing its right child", {0}, {5, half, 4, leaf(0)}, dists, "tree 0 is incomplete"},
+      {"node past the end of its tree", {0}, {leaf(0), leaf(1)}, dists,
+       "node at word 1 of tree 0 is past the end of its tree"},
+      {"right child elsewhere", {0}, {5, half, 5, leaf(0), leaf(1)}, dists,
+       "node at word 0 of tree 0 has its right child elsewhere"},
+      {"right child inside the left", {0}, {5, half, 3, leaf(0), leaf(1)}, dists,
+       "node at word 0 of tree 0 has its right child elsewhere"},
+      {"second tree starts inside the first", {0, 3}, ok, dists, "tree 0 is incomplete"},
+      {"unknown feature", {0}, {10000, half, 4, leaf(0), leaf(1)}, dists,
+       "node at word 0 of tree 0 splits on an unknown feature"},
+      {"no such distribution", {0}, {5, half, 4, leaf(0), leaf(2)}, dists,
+       "node at word 4 of tree 0 has no distribution"},
+      {"negative threshold", {0}, {5, bits(-0.5f), 4, leaf(0), leaf(1)}, dists,
+       "node at word 0 of tree 0 has a negative threshold"},
+      {"NaN threshold", {0}, {5, bits(std::nanf("")), 4, leaf(0), leaf(1)}, dists,
+       "node at word 0 of tree 0 has a negative threshold"},
+      {"root past the nodes", {5}, ok, dists, "nodes outside every tree"},
+      {"node before the first tree", {1}, {leaf(0), leaf(0)}, dists, "nodes outside every tree"},
+      {"nodes without trees", {}, {leaf(0)}, dists, "nodes outside every tree"},
+      {"second tree empty", {0, 5, 5}, {5, half, 4, leaf(0), leaf(1), leaf(1)}, dists,
+       "tree 1 is empty, out of order or past the nodes"},
+      {"distribution value above 1", {0}, {leaf(0)}, {1.5f, 0}, "a distribution value outside [0, 1]"},
+      {"NaN distribution value", {0}, {leaf(0)}, {std::nanf(""), 0}, "a distribution value outside [0, 1]"},
+      {"distribution table size", {0}, {leaf(0)}, {1, 0, 1}, "distribution table size"},
+  };
+  for (const Case& c : cases) {
+    write_v3(path, c.roots, c.words, c.distributions);
+    expect_refused(path, c.what, c.error);
+  }
+  write_v3(path, {0, 5}, {5, half, 4, leaf(0), leaf(1), leaf(1)}, dists);  // the same shapes, well formed
+  PayloadReader r(path, "NCRF", RandomForest::kPayloadVersion);
+  const RandomForest forest = RandomForest::load(r);
+  EXPECT_EQ(forest.num_trees(), 2u);
+  EXPECT_EQ(forest.num_nodes(), 4u);
+}
+
+// A forest an earlier build saved (version 2) predicts the same once saved as version 3.
+TEST(Forest, Version2ResavedAsVersion3PredictsTheSame) {
+  const std::string v2 = newscls::testing::source_dir() + "/tests/fixtures/bundles_v1/bundles/tfidf-rf/forest.bin";
+  PayloadReader r2(v2, "NCRF", RandomForest::kPayloadVersion);
+  ASSERT_EQ(r2.version(), 2u);
+  const RandomForest old = RandomForest::load(r2);
+  const std::string v3 = newscls::testing::scratch_dir() + "/forest.bin";
+  {
+    PayloadWriter w(v3, "NCRF", RandomForest::kPayloadVersion);
+    old.save(w);
+    w.finish();
+  }
+  PayloadReader r3(v3, "NCRF", RandomForest::kPayloadVersion);
+  const RandomForest resaved = RandomForest::load(r3);
+  r3.expect_end();
+  EXPECT_EQ(resaved.stats(), old.stats());
+  std::mt19937 rng(9);
+  const auto features = static_cast<std::uint32_t>(old.num_features());
+  std::vector<SparseRow> rows(200);
+  for (SparseRow& row : rows) {
+    for (std::uint32_t f = rng() % 50; f < features; f += 1 + rng() % 50) row.emplace_back(f, 0.05f * (rng() % 20));
+  }
+  const auto k = static_cast<std::size_t>(old.num_classes());
+  std::vector<float> a(rows.size() * k), b(rows.size() * k);
+  old.predict_proba_batch(rows.data(), rows.size(), a.data());
+  resaved.predict_proba_batch(rows.data(), rows.size(), b.data());
+  EXPECT_EQ(a, b);
 }
 
 TEST(Forest, LeavesShareDistributions) {

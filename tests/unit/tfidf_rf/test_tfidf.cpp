@@ -27,7 +27,7 @@ TfidfVectorizer fitted(TfidfOptions options, const Docs& docs = kDocs) {
 
 TEST(Tfidf, SmoothedIdfAndSortedVocabulary) {
   TfidfVectorizer v = fitted({1, 0, true});
-  ASSERT_EQ(v.vocabulary(), (std::vector<std::string>{"a", "b", "c"}));
+  ASSERT_EQ(v.vocabulary().terms(), (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_NEAR(v.idf()[0], 1.6931472f, 1e-6);
   EXPECT_NEAR(v.idf()[1], 1.0f, 1e-6);
   EXPECT_NEAR(v.idf()[2], 1.6931472f, 1e-6);
@@ -92,11 +92,11 @@ TEST(Tfidf, RawTermFrequency) {
 }
 
 TEST(Tfidf, MinDfAndMaxFeaturesPrune) {
-  EXPECT_EQ(fitted({2, 0, true}).vocabulary(), (std::vector<std::string>{"b"}));
+  EXPECT_EQ(fitted({2, 0, true}).vocabulary().terms(), (std::vector<std::string>{"b"}));
   // total counts: a 2, b 3, c 1 -> the two most frequent are b and a, stored in term order
-  EXPECT_EQ(fitted({1, 2, true}).vocabulary(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(fitted({1, 2, true}).vocabulary().terms(), (std::vector<std::string>{"a", "b"}));
   // a tie in total count is broken by the term, so the choice is deterministic
-  EXPECT_EQ(fitted({1, 1, true}, {{"y"}, {"x"}}).vocabulary(), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(fitted({1, 1, true}, {{"y"}, {"x"}}).vocabulary().terms(), (std::vector<std::string>{"x"}));
 }
 
 TEST(Tfidf, UnknownTermsIgnoredAndEmptyRows) {
