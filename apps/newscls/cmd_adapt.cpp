@@ -14,8 +14,8 @@ void setup_adapt(CLI::App& app) {
       "adapt", "Adapt a trained model to your own feed's titles, without labels (self-training; bert also "
                "continues pretraining on them); writes a new bundle");
   add_model_dir_option(*cmd, request->model_dir);
-  const RenamedOption unlabeled =
-      add_unlabeled_option(*cmd, request->unlabeled, "your own feed, which the bundle adapts to ('-' = stdin; required)");
+  const RenamedOption unlabeled = add_unlabeled_option(
+      *cmd, request->unlabeled, "your own feed, which the bundle adapts to ('-' = stdin; required)", /*required=*/true);
   cmd->add_option("--out", request->out_dir, "Bundle directory to write (the source bundle is kept)")
       ->required()
       ->check(non_empty_path());
@@ -38,7 +38,6 @@ void setup_adapt(CLI::App& app) {
   add_skip_bad_lines_option(*cmd, request->skip_bad_lines);
   cmd->callback([request, unlabeled] {
     unlabeled.check();
-    if (request->unlabeled.empty()) throw CLI::RequiredError("--unlabeled");
     const TrainOutcome outcome = adapt_model(*request);
     std::printf("adapted %s on test (bundle %s)\n%s", request->model_dir.c_str(), outcome.out_dir.c_str(),
                 format_metrics_table(outcome.test_metrics).c_str());

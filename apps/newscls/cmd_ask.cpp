@@ -29,7 +29,7 @@ void setup_ask(CLI::App& app) {
                                      "them to a CSV for you to answer (then adapt --labels)");
   add_model_dir_option(*cmd, request->model_dir);
   const RenamedOption unlabeled = add_unlabeled_option(
-      *cmd, request->unlabeled, "your own feed, the titles to choose from ('-' = stdin; required)");
+      *cmd, request->unlabeled, "your own feed, the titles to choose from ('-' = stdin; required)", /*required=*/true);
   cmd->add_option("--budget", request->budget, "How many titles to ask (distinct, none already in a --labels file)")
       ->required()
       ->check(whole_number());  // "-1" would otherwise read as 2^64-1
@@ -50,7 +50,6 @@ void setup_ask(CLI::App& app) {
   add_skip_bad_lines_option(*cmd, request->skip_bad_lines);
   cmd->callback([request, unlabeled] {
     unlabeled.check();
-    if (request->unlabeled.empty()) throw CLI::RequiredError("--unlabeled");
     run_ask(*request);
   });
 }

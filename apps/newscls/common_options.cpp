@@ -197,6 +197,7 @@ RenamedOption add_old_option_name(CLI::App& cmd, const CLI::Option* current, con
 }
 
 void RenamedOption::check() const {
+  if (required && current->count() == 0 && old->count() == 0) throw CLI::RequiredError(current->get_name());
   if (old->count() == 0) return;
   const std::string now = current->get_name();
   if (current->count() > 0) {
@@ -205,10 +206,12 @@ void RenamedOption::check() const {
   spdlog::warn("{} {} is now {}; the old name goes in the next release", command, old_name, now);
 }
 
-RenamedOption add_unlabeled_option(CLI::App& cmd, std::string& feed, const std::string& use) {
+RenamedOption add_unlabeled_option(CLI::App& cmd, std::string& feed, const std::string& use, bool required) {
   const CLI::Option* option =
       cmd.add_option("--unlabeled", feed, "Titles without labels, one per line: " + use)->check(non_empty_path());
-  return add_old_option_name(cmd, option, "--unlabelled", feed);
+  RenamedOption renamed = add_old_option_name(cmd, option, "--unlabelled", feed);
+  renamed.required = required;
+  return renamed;
 }
 
 void add_self_training_options(CLI::App& cmd, SelfTraining& st, std::vector<std::string>& teachers) {

@@ -34,20 +34,23 @@ void add_skip_bad_lines_option(CLI::App& cmd, bool& skip);
 void add_model_dir_option(CLI::App& cmd, std::string& model_dir);
 
 // An option's old name, kept hidden for one release after a rename: it sets the same value.
-// check(), in the command's callback (logging is set up by then), refuses both names at once
-// and warns of the old one.
+// check(), in the command's callback (logging is set up by then), refuses both names at once,
+// warns of the old one, and refuses neither when the option is required (CLI11's own
+// required() would not count the old name).
 struct RenamedOption {
   const CLI::Option* current;
   const CLI::Option* old;
   std::string command, old_name;
+  bool required = false;
   void check() const;
 };
 RenamedOption add_old_option_name(CLI::App& cmd, const CLI::Option* current, const std::string& old_name,
                                   std::string& value);
 
 // --unlabeled FILE: titles without labels, one per line; `use` says what the command does with
-// them (and whether '-' reads stdin). --unlabelled, compress's old spelling, is a hidden alias.
-RenamedOption add_unlabeled_option(CLI::App& cmd, std::string& feed, const std::string& use);
+// them (and whether '-' reads stdin; `use` says "required" too when `required`). --unlabelled,
+// compress's old spelling, is a hidden alias.
+RenamedOption add_unlabeled_option(CLI::App& cmd, std::string& feed, const std::string& use, bool required = false);
 // --unlabeled's companions: --teacher, --rounds, --min-confidence, --share-tolerance, ...
 void add_self_training_options(CLI::App& cmd, SelfTraining& settings, std::vector<std::string>& teachers);
 // --labels (repeatable: the reader's answers to `newscls ask`) and how they are read:

@@ -164,4 +164,15 @@ bool RecordReader::next(RawRecord& record) {
   return true;
 }
 
+std::string csv_field(const std::string& s) {
+  const bool edge_space = !s.empty() && (s.front() == ' ' || s.back() == ' ');  // kept only inside quotes
+  if (s.find_first_of(",\"\r\n") == std::string::npos && !edge_space) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
 }  // namespace newscls

@@ -13,6 +13,7 @@
 #include "newscls/core/error.h"
 #include "newscls/core/feed.h"
 #include "newscls/core/parallel.h"
+#include "newscls/core/record_reader.h"
 #include "newscls/workflow/registry.h"
 #include "workflow/answers_file.h"
 #include "workflow/ask_selection.h"
@@ -54,17 +55,6 @@ void check_budget(std::size_t budget, std::size_t unanswered, std::size_t feed_t
   if (budget > unanswered) {
     throw UsageError("--budget " + std::to_string(budget) + " is more than the feed's " + counts);
   }
-}
-
-std::string csv_field(const std::string& s) {
-  const bool edge_space = !s.empty() && (s.front() == ' ' || s.back() == ' ');  // kept only inside quotes
-  if (s.find_first_of(",\"\r\n") == std::string::npos && !edge_space) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
 }
 
 std::string ask_csv(const std::vector<AskPick>& picks, const std::vector<std::string>& titles,

@@ -15,17 +15,6 @@ namespace {
 
 constexpr const char* kHeader = "line,title,given,suggested,score";
 
-std::string csv_field(const std::string& s) {
-  const bool edge_space = !s.empty() && (s.front() == ' ' || s.back() == ' ');  // kept only inside quotes
-  if (s.find_first_of(",\"\r\n") == std::string::npos && !edge_space) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 // The header's column names (unquoted), from the first non-blank line.
 std::vector<std::string> header_names(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

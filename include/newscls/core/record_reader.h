@@ -69,6 +69,10 @@ class RecordReader {
   std::unique_ptr<RecordSource> source_;  // reads input_: destroyed first
 };
 
+// A field as a CSV file holds it (RFC 4180), so that RecordReader reads it back unchanged:
+// quoted when it has a comma, a quote, a line break or a space at either end.
+std::string csv_field(const std::string& field);
+
 // Limits on a class list, wherever it comes from.
 constexpr int kMinClasses = 2;
 constexpr int kMaxClasses = 1000;
