@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest-labels: bert-training
 # bert through the real binary with a tiny config: pretrain, train --init, train with its
 # own pretraining, eval --dump-attention, attention, predict, and a corrupt bundle.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest-labels: bert-training
 # Data-parallel bert through the real binary on loopback: 2 ranks with batch B each end with the
 # same weights as 1 process with batch 2B (20 steps, dropout off, a sparse bigram table, its
 # rows all-gathered); the bundle records the world size; a family that cannot train distributed

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest-labels: bert-training
 # Joining a distributed run goes wrong in ways c10d reports badly or not at all: a MASTER_PORT
 # where another program listens and never answers (c10d's store reads without a timeout), one
 # that closes at once, a signal while blocked there or while rank 0 waits, an address that does

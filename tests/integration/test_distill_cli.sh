@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest-labels: bert-training
 # compress --method distill on an imported Hugging Face classifier (bert-tiny-cls): a 1-layer
 # student initialised from the teacher, with the attention term and extra unlabelled titles,
 # that info, eval and predict use like any bundle; an unknown --set key is refused naming it; a

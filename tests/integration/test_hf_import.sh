@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest-labels: bert-training
 # import-hf against transformers' own numbers (tests/fixtures/hf/golden.jsonl): an F32 classifier
 # predicts softmax(golden logits) within 1e-4 and its layer-0 attention matches within 1e-5;
 # an F16 pretraining checkpoint (gamma/beta names, no head) embeds within 1e-4, refuses to

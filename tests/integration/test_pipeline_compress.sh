@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest-labels: bert-training
 # A stage whose family offers the pipeline's compression method (quantize by default) is
 # followed by a compression stage ("<stage>-<method>") that writes compression.json, and the report gets a compression
 # table; --compress none leaves it out. A tiny bert on the tiny fixture keeps it to seconds.
