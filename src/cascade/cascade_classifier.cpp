@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <future>
-#include <sstream>
 
 #include <spdlog/spdlog.h>
 
@@ -9,6 +8,7 @@
 #include "newscls/core/atomic_file.h"
 #include "newscls/core/bundle.h"
 #include "newscls/core/classifier_loader.h"
+#include "newscls/core/data.h"
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
 #include "newscls/core/request_stats.h"
@@ -432,10 +432,8 @@ void load_every_member(Classifier& cascade) { dynamic_cast<CascadeClassifier&>(c
 
 std::vector<std::string> split_members(const std::string& list) {
   std::vector<std::string> out;
-  std::stringstream in(list);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
+  for (std::string& item : split_fields(list, ',')) {
+    if (!item.empty()) out.push_back(std::move(item));
   }
   return out;
 }

@@ -183,6 +183,16 @@ DataLayout resolve_data_dir(const std::string& flag) {
                                       "); pass --data DIR or set NEWSCLS_DATA (data/README.md says where to get the data)");
 }
 
+std::vector<std::string> split_fields(const std::string& line, char separator) {
+  std::vector<std::string> fields;
+  std::size_t start = 0;
+  for (std::size_t end; (end = line.find(separator, start)) != std::string::npos; start = end + 1) {
+    fields.push_back(line.substr(start, end - start));
+  }
+  fields.push_back(line.substr(start));
+  return fields;
+}
+
 TitleReader::TitleReader(const std::string& path) : path_(path) {
   if (path == "-") {
     file_ = stdin;

@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "hf/json_fields.h"
+#include "newscls/core/data.h"
 #include "newscls/core/error.h"
 #include "newscls/core/utf8.h"
 
@@ -18,18 +17,15 @@ namespace {
 using nlohmann::json;
 
 std::vector<std::string> read_vocab_lines(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(path, "cannot open");
+  TitleReader in(path);  // throws IoError naming the file when it cannot be opened or read
   std::vector<std::string> lines;
   std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  while (in.next_line(line)) {
     if (!is_valid_utf8(line)) {
       throw ModelFormatError(path + ":" + std::to_string(lines.size() + 1), "invalid UTF-8 in vocabulary token");
     }
     lines.push_back(std::move(line));
   }
-  if (in.bad()) throw IoError(path, "read failed");
   if (lines.empty()) throw ModelFormatError(path, "empty vocabulary");
   return lines;
 }

@@ -1,12 +1,11 @@
 #include "pipeline/stage_facts.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "newscls/core/atomic_file.h"
 #include "newscls/core/bundle.h"
 #include "newscls/core/bundle_files.h"
+#include "newscls/core/data.h"
 #include "newscls/core/error.h"
 
 namespace fs = std::filesystem;
@@ -14,21 +13,14 @@ namespace fs = std::filesystem;
 namespace newscls {
 namespace {
 
-std::vector<std::string> split_tabs(const std::string& line) {
-  std::vector<std::string> fields;
-  std::stringstream in(line);
-  std::string field;
-  while (std::getline(in, field, '\t')) fields.push_back(field);
-  return fields;
-}
-
 std::map<std::size_t, StagePrediction> read_predictions(const std::string& path) {
   std::map<std::size_t, StagePrediction> out;
-  std::ifstream in(path);
+  if (!fs::exists(path)) return out;
+  TitleReader in(path);
   std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    const std::vector<std::string> f = split_tabs(line);
+  in.next_line(line);  // header
+  while (in.next_line(line)) {
+    const std::vector<std::string> f = split_fields(line, '\t');
     if (f.size() < 5) continue;
     out[std::stoul(f[0])] = {f[1], f[2], f[4]};
   }

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <fstream>
 #include <map>
 
+#include "newscls/core/data.h"
 #include "newscls/core/error.h"
 #include "newscls/core/record_reader.h"
 #include "newscls/core/utf8.h"
@@ -17,13 +17,9 @@ constexpr const char* kHeader = "line,title,given,suggested,score";
 
 // The header's column names (unquoted), from the first non-blank line.
 std::vector<std::string> header_names(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(path, "cannot open the audit file");
+  TitleReader in(path);
   std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!line.empty()) break;
+  while (in.next_line(line) && line.empty()) {
   }
   std::vector<std::string> names;
   std::size_t start = 0;

@@ -73,6 +73,9 @@ DataLayout resolve_data_dir(const std::string& flag);
 
 // Streams titles for `predict`: one per line, "title<TAB>label" accepted (label ignored),
 // CRLF and a BOM accepted, invalid UTF-8 is a DataError. Memory does not grow with input.
+// The fields of a line between separators: "a,,b" gives a, "", b; an empty line one empty field.
+std::vector<std::string> split_fields(const std::string& line, char separator);
+
 class TitleReader {
  public:
   // path "-" reads stdin.

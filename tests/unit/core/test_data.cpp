@@ -19,6 +19,12 @@ std::string data_error_message(const std::string& path, int num_labels) {
   return "no error";
 }
 
+TEST(DataReader, SplitFieldsKeepsEmptyFields) {
+  EXPECT_EQ(split_fields("a,,b", ','), (std::vector<std::string>{"a", "", "b"}));
+  EXPECT_EQ(split_fields("", '\t'), (std::vector<std::string>{""}));
+  EXPECT_EQ(split_fields("x\t", '\t'), (std::vector<std::string>{"x", ""}));
+}
+
 TEST(DataReader, ReadsLinesWithCrlfBomAndNoFinalNewline) {
   const std::string path = write_text(scratch_dir() + "/a.txt", "\xEF\xBB\xBF标题一\t1\r\n标题\xEF\xBF\xBD二\t0");
   const Dataset d = read_labeled_file(path, 2, {});
