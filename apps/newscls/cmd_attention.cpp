@@ -23,7 +23,7 @@ void setup_attention(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "attention", "Write attention weights of each input title as i.json, i.npy and i.html (families with attention)");
   add_model_dir_option(*cmd, r->model_dir);
-  cmd->add_option("--input", r->input, "Titles, one per line (title<TAB>label accepted; - = stdin)")->required()->check(non_empty_path());
+  add_titles_input_option(*cmd, r->input);
   cmd->add_option("--out", r->out_dir, "Directory for the dumps")->required()->check(non_empty_path());
   cmd->add_option("--limit", r->limit, "Only the first N titles (0 = all)")->capture_default_str();
   add_threads_option(*cmd, r->threads);

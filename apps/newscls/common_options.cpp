@@ -190,6 +190,12 @@ void add_model_dir_option(CLI::App& cmd, std::string& model_dir) {
   cmd.add_option("--model-dir", model_dir, "Model bundle directory written by `newscls train`")->required();
 }
 
+void add_titles_input_option(CLI::App& cmd, std::string& input) {
+  cmd.add_option("--input", input, "Titles, one per line (title<TAB>label accepted; - = stdin)")
+      ->required()
+      ->check(non_empty_path());
+}
+
 RenamedOption add_old_option_name(CLI::App& cmd, const CLI::Option* current, const std::string& old_name,
                                   std::string& value) {
   const CLI::Option* old = cmd.add_option(old_name, value)->group("")->check(non_empty_path());

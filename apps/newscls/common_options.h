@@ -32,6 +32,8 @@ CLI::Option* add_thread_count_option(CLI::App& cmd, const std::string& name, int
 void add_threads_option(CLI::App& cmd, int& threads);
 void add_skip_bad_lines_option(CLI::App& cmd, bool& skip);
 void add_model_dir_option(CLI::App& cmd, std::string& model_dir);
+// --input FILE (required): titles, one per line, for the commands that read an encoder's view of them.
+void add_titles_input_option(CLI::App& cmd, std::string& input);
 
 // An option's old name, kept hidden for one release after a rename: it sets the same value.
 // check(), in the command's callback (logging is set up by then), refuses both names at once,
