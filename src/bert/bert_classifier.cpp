@@ -1,5 +1,7 @@
 // The bert family's Classifier at run time: predictions, embeddings, attention dumps, and
-// our own weight payloads (float or int8). Training and imports fill its state in the training
+// our own weight payloads (float or int8). Predict, embed and attention run the inference
+// runtime's forward pass (runtime/inference_model.h) on the weights read from the bundle or
+// taken from the trained LibTorch model. Training and imports fill its state in the training
 // library (bert_training.h), loaded only then.
 #include <algorithm>
 #include <optional>
@@ -15,6 +17,8 @@
 #include "bert/model/int8_payload.h"
 #include "bert/model/settings.h"
 #include "bert/model/tensor_io.h"
+#include "bert/runtime/inference_model.h"
+#include "bert/model/state_payload.h"
 #include "bert/tokens/batching.h"
 #include "bert/tokens/title_tokenizer.h"
 #include "newscls/core/config.h"
@@ -48,44 +52,69 @@ std::vector<std::vector<std::size_t>> predict_groups(const Encoded& encoded, std
   return groups;
 }
 
-// Class probabilities (N, classes) in input order. A call that fits one batch (a served
+// Class probabilities (N x classes) in input order. A call that fits one batch (a served
 // micro-batch) is split over `threads` threads, each running its own forward passes (the
 // model is only read): 32 titles use two cores where one title cannot. Bigger calls run
 // their batches in turn, as predict_probs does, and leave the cores to OpenBLAS.
-torch::Tensor parallel_probs(ClassifierModel& model, const Encoded& encoded, std::size_t batch_size,
-                             std::size_t threads) {
+runtime::Matrix parallel_probs(const runtime::InferenceModel& model, const Encoded& encoded, std::size_t batch_size,
+                               std::size_t threads) {
   if (encoded.size() > batch_size) threads = 1;
   const std::vector<std::vector<std::size_t>> groups = predict_groups(encoded, batch_size, threads);
-  std::vector<torch::Tensor> probs(groups.size());
-  model->eval();  // before the threads start: they only read the model
+  std::vector<runtime::Matrix> probs(groups.size());
   parallel_tasks(groups.size(), static_cast<int>(threads), [&](std::size_t g, int) {
-    c10::InferenceMode guard;
-    Batch batch = make_batch(encoded, groups[g], nullptr);
-    probs[g] = torch::softmax(model(batch.ids, batch.key_valid), 1);
+    probs[g] = model.probs(runtime::pad_titles(encoded, groups[g]));
   });
-  std::vector<std::int64_t> index;
-  index.reserve(encoded.size());
-  for (const auto& group : groups) index.insert(index.end(), group.begin(), group.end());
-  c10::InferenceMode guard;
-  torch::Tensor out = torch::empty({static_cast<std::int64_t>(encoded.size()), probs[0].size(1)});
-  return out.index_copy_(0, torch::tensor(index, torch::kInt64), torch::cat(probs));
+  runtime::Matrix out(static_cast<std::int64_t>(encoded.size()), probs[0].cols);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (std::size_t k = 0; k < groups[g].size(); ++k) {
+      const float* row = probs[g].row(static_cast<std::int64_t>(k));
+      std::copy(row, row + out.cols, out.row(static_cast<std::int64_t>(groups[g][k])));
+    }
+  }
+  return out;
 }
 
-// Per-layer (1, heads_l, T, T) weights as (layers, max heads, T, T); a pruned layer's missing
-// heads are zeros.
-torch::Tensor stack_layer_weights(const std::vector<torch::Tensor>& layers) {
-  std::int64_t heads = 0;
-  for (const torch::Tensor& w : layers) heads = std::max(heads, w.size(1));
-  std::vector<torch::Tensor> padded;
-  for (const torch::Tensor& w : layers) {
-    padded.push_back(torch::constant_pad_nd(w.squeeze(0), {0, 0, 0, 0, 0, heads - w.size(1)}));
+// A LibTorch model's tensors as the runtime holds them (after training or an import).
+std::vector<NamedArray> arrays_of(const torch::nn::Module& model) {
+  std::vector<NamedArray> out;
+  for (const auto& [name, tensor] : named_state(model)) {
+    const torch::Tensor t = tensor.detach().to(torch::kFloat32).contiguous();
+    NamedArray a;
+    a.name = name;
+    a.shape.assign(t.sizes().begin(), t.sizes().end());
+    a.values.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+    out.push_back(std::move(a));
   }
-  return torch::stack(padded);
+  return out;
+}
+
+// The classes of a state's classifier head; 0 without one.
+std::int64_t classes_of(const std::vector<NamedArray>& state) {
+  for (const NamedArray& a : state) {
+    if (a.name == "classifier.weight") return a.shape.at(0);
+  }
+  return 0;
+}
+
+// One title's per-layer weights (heads_l*T x T each) as (layers, max heads, T, T); a pruned
+// layer's missing heads are zeros.
+torch::Tensor stack_layer_weights(const runtime::EncoderPass& pass, std::int64_t t) {
+  const std::int64_t layers = static_cast<std::int64_t>(pass.weights.size());
+  const std::int64_t heads = *std::max_element(pass.heads.begin(), pass.heads.end());
+  torch::Tensor out = torch::zeros({layers, heads, t, t});
+  float* dst = out.data_ptr<float>();
+  for (std::int64_t l = 0; l < layers; ++l) {
+    const std::vector<float>& w = pass.weights[static_cast<std::size_t>(l)].values;
+    std::copy(w.begin(), w.end(), dst + l * heads * t * t);
+  }
+  return out;
 }
 
 class BertClassifier final : public Classifier {
  public:
-  explicit BertClassifier(ClassifierState state = {}) : state_(std::move(state)) {}
+  explicit BertClassifier(ClassifierState state = {}) : state_(std::move(state)) {
+    if (state_.model) adopt_trained_model();
+  }
   std::string family() const override { return "bert"; }
 
   void configure(const nlohmann::json& config) override {
@@ -98,7 +127,11 @@ class BertClassifier final : public Classifier {
   void check_trainable(const std::string& init_dir) const override {
     bert::check_trainable(state_.options, init_dir);
   }
-  nlohmann::json train(const TrainContext& ctx) override { return training_library().train(state_, ctx); }
+  nlohmann::json train(const TrainContext& ctx) override {
+    nlohmann::json facts = training_library().train(state_, ctx);
+    adopt_trained_model();
+    return facts;
+  }
   std::vector<Prediction> predict_batch(const std::vector<std::string>& titles) override;
   std::size_t preferred_batch_size() const override { return 2048; }
   void set_threads(int threads) override {
@@ -113,13 +146,19 @@ class BertClassifier final : public Classifier {
 
  private:
   void require_model() const {
-    if (!state_.model) throw UsageError("bert model is neither trained nor loaded");
+    if (!runtime_) throw UsageError("bert model is neither trained nor loaded");
   }
+  // The runtime's copy of the LibTorch model the training library left in state_.model.
+  void adopt_trained_model();
+  void build_runtime();
 
   ClassifierState state_;
+  // The weights as read from the bundle or taken from training (engine set: an int8 bundle's,
+  // saved as int8), and the forward pass that predicts, embeds and dumps attention from them.
+  Int8State weights_;
+  std::shared_ptr<const runtime::InferenceModel> runtime_;
   std::string bundle_dir_;           // for the error of an encoder asked to classify
   std::size_t predict_threads_ = 1;  // threads one predict_batch call splits over
-  std::optional<Int8Layout> int8_;   // set when loaded from an int8 bundle (model/int8_payload.h)
 };
 
 std::vector<Prediction> BertClassifier::predict_batch(const std::vector<std::string>& titles) {
@@ -132,11 +171,10 @@ std::vector<Prediction> BertClassifier::predict_batch(const std::vector<std::str
   }
   if (titles.empty()) return {};
   Encoded encoded = encode_titles(*state_.vocab, titles, state_.options.arch.max_len);
-  torch::Tensor probs =
-      parallel_probs(state_.model, encoded, static_cast<std::size_t>(state_.options.predict_batch_size), predict_threads_)
-          .contiguous();
-  const std::int64_t classes = probs.size(1);
-  const float* p = probs.data_ptr<float>();
+  const runtime::Matrix probs =
+      parallel_probs(*runtime_, encoded, static_cast<std::size_t>(state_.options.predict_batch_size), predict_threads_);
+  const std::int64_t classes = probs.cols;
+  const float* p = probs.values.data();
   std::vector<Prediction> out(titles.size());
   for (std::size_t i = 0; i < titles.size(); ++i) {
     const float* row = p + i * classes;
@@ -148,13 +186,23 @@ std::vector<Prediction> BertClassifier::predict_batch(const std::vector<std::str
   return out;
 }
 
+void BertClassifier::adopt_trained_model() {
+  weights_ = {"", arrays_of(*state_.model)};
+  build_runtime();
+}
+
+void BertClassifier::build_runtime() {
+  runtime_ = std::make_shared<const runtime::InferenceModel>(state_.options.arch, classes_of(weights_.tensors),
+                                                             weights_.tensors);
+}
+
 void BertClassifier::save(BundleWriter& bundle) const {
   require_model();
   state_.vocab->save(bundle, state_.options.arch.vocab_size);
-  if (int8_) {
-    save_int8_weights(bundle.payload_path(kInt8Payload), *state_.model, *int8_);
+  if (!weights_.engine.empty()) {
+    write_int8_state(bundle.payload_path(kInt8Payload), weights_);
   } else {
-    save_tensors(bundle.payload_path(kWeightsPayload), named_state(*state_.model));
+    write_float_state(bundle.payload_path(kWeightsPayload), weights_.tensors);
   }
 }
 
@@ -165,32 +213,38 @@ void BertClassifier::load(const Bundle& bundle) {
   state_.imported_from = facts.is_object() && facts.contains("imported_from") && facts["imported_from"].is_string()
                              ? facts["imported_from"].get<std::string>() : "";
   state_.vocab = TitleTokenizer::load(bundle, state_.options.tokenizer);
-  build_model(state_, state_.options.classifier ? static_cast<std::int64_t>(state_.label_names.size()) : 0);
-  int8_.reset();
+  // As build_model: an imported table may have more rows than vocab.txt has lines.
+  state_.options.arch.vocab_size = std::max(state_.options.arch.vocab_size, state_.vocab->size());
+  state_.vocab->set_fold_punctuation(state_.options.fold_punctuation);
+  state_.model = nullptr;
+  const std::int64_t classes = state_.options.classifier ? static_cast<std::int64_t>(state_.label_names.size()) : 0;
+  const std::vector<TensorSpec> specs = expected_state(state_.options.arch, classes);
   if (has_int8_weights(bundle)) {
-    int8_ = load_int8_weights(bundle.payload_path(kInt8Payload), *state_.model);
+    weights_ = read_int8_state(bundle.payload_path(kInt8Payload), specs);
+    if (weights_.engine != "onednn" && weights_.engine != "qnnpack") {
+      throw ModelFormatError(bundle.payload_path(kInt8Payload),
+                             "needs the quantized engine it was made for: engine is '" + weights_.engine +
+                                 "'; use onednn or qnnpack");
+    }
   } else {
-    load_tensors(bundle.payload_path(kWeightsPayload), named_state(*state_.model));
+    weights_ = {"", read_float_state(bundle.payload_path(kWeightsPayload), specs)};
   }
-  state_.model->eval();
+  build_runtime();
 }
 
 void BertClassifier::dump_attention(const std::vector<std::string>& titles, std::size_t first_index,
                                     const std::string& out_dir, const ProbsAdjust& adjust) {
   require_model();
-  c10::InferenceMode guard;
-  state_.model->eval();
   for (std::size_t i = 0; i < titles.size(); ++i) {
     const std::vector<std::int64_t> ids = state_.vocab->encode(titles[i], state_.options.arch.max_len);
-    Batch batch = make_batch({ids}, {0}, nullptr);
-    EncoderOutput enc = state_.model->encoder->forward(batch.ids, batch.key_valid, /*keep_weights=*/true);
+    const runtime::PaddedBatch batch = runtime::pad_titles({ids}, {0});
+    const runtime::EncoderPass enc = runtime_->encode(batch, /*keep_weights=*/true, /*cls_only=*/false);
     AttentionDump dump;
     dump.title = titles[i];
     dump.tokens = state_.vocab->tokens_of(ids);
     // An imported encoder has no label to show; a blank title gets none, as predict abstains.
-    if (state_.model->has_classifier() && !is_blank_title(titles[i])) {
-      const torch::Tensor row = torch::softmax(state_.model->head(enc.hidden), 1)[0].contiguous();
-      std::vector<float> probs(row.data_ptr<float>(), row.data_ptr<float>() + row.numel());
+    if (runtime_->has_classifier() && !is_blank_title(titles[i])) {
+      std::vector<float> probs = runtime_->head_probs(runtime_->cls(enc, batch)).values;
       if (adjust) adjust(probs);
       const Prediction shown = prediction_from_probs(std::move(probs));
       dump.label_id = shown.label;
@@ -199,29 +253,25 @@ void BertClassifier::dump_attention(const std::vector<std::string>& titles, std:
       dump.score = shown.score;
     }
     dump.heads_per_layer = state_.options.arch.heads_per_layer;
-    dump.weights = stack_layer_weights(enc.weights);  // (layers, heads, T, T)
+    dump.weights = stack_layer_weights(enc, batch.length);  // (layers, heads, T, T)
     write_attention_dump(dump, out_dir, first_index + i);
   }
 }
 
 std::vector<Embedding> BertClassifier::embed(const std::vector<std::string>& titles) {
   require_model();
-  c10::InferenceMode guard;
-  state_.model->eval();
   const Encoded encoded = encode_titles(*state_.vocab, titles, state_.options.arch.max_len);
   std::vector<std::size_t> lengths;
   for (const auto& ids : encoded) lengths.push_back(ids.size());
   std::vector<Embedding> out(titles.size());
   for (const auto& rows : bucket_batches(lengths, state_.options.predict_batch_size, nullptr)) {
-    Batch batch = make_batch(encoded, rows, nullptr);
-    const torch::Tensor cls = state_.model->encoder(batch.ids, batch.key_valid, false, /*cls_only=*/true)
-                                  .hidden.select(1, 0).contiguous();
-    const torch::Tensor pooled = state_.model->has_pooler() ? state_.model->pooled(cls).contiguous() : torch::Tensor();
-    const std::int64_t h = cls.size(1);
+    const runtime::PaddedBatch batch = runtime::pad_titles(encoded, rows);
+    const runtime::Matrix cls = runtime_->cls(runtime_->encode(batch, false, /*cls_only=*/true), batch);
+    const runtime::Matrix pooled = runtime_->has_pooler() ? runtime_->pooled(cls) : runtime::Matrix();
     for (std::size_t k = 0; k < rows.size(); ++k) {
-      const float* c = cls.data_ptr<float>() + k * h;
-      out[rows[k]].cls.assign(c, c + h);
-      if (pooled.defined()) out[rows[k]].pooler.assign(pooled.data_ptr<float>() + k * h, pooled.data_ptr<float>() + (k + 1) * h);
+      const auto r = static_cast<std::int64_t>(k);
+      out[rows[k]].cls.assign(cls.row(r), cls.row(r) + cls.cols);
+      if (pooled.rows > 0) out[rows[k]].pooler.assign(pooled.row(r), pooled.row(r) + pooled.cols);
     }
   }
   return out;

@@ -61,6 +61,16 @@ inline std::string safetensors_image(const std::vector<StTensor>& tensors) {
 
 inline std::string hf_fixture(const std::string& name) { return source_dir() + "/tests/fixtures/hf/" + name; }
 
+// The tiny classifier checkpoint (bert-tiny-cls) as save_pretrained writes it, with the vocabulary
+// beside it, in a new folder `dir`.
+inline void copy_tiny_hf_classifier(const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  for (const char* f : {"config.json", "model.safetensors"}) {
+    std::filesystem::copy_file(hf_fixture("bert-tiny-cls/") + f, dir + "/" + f);
+  }
+  std::filesystem::copy_file(hf_fixture("vocab.txt"), dir + "/vocab.txt");
+}
+
 // One line naming the file: what every refusal of a hostile file must look like.
 inline bool one_line_naming(const std::string& message, const std::string& path) {
   return message.find('\n') == std::string::npos && message.find(path) != std::string::npos;

@@ -107,11 +107,7 @@ TEST(BertHfImport, TinyClassifierLogitsMatchTransformers) {
   const std::string hf = testing::hf_fixture("");
   const std::string dir = testing::scratch_dir() + "/hf_tiny_cls";
   std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  for (const char* f : {"config.json", "model.safetensors"}) {
-    std::filesystem::copy_file(hf + "bert-tiny-cls/" + f, dir + "/" + f);
-  }
-  std::filesystem::copy_file(hf + "vocab.txt", dir + "/vocab.txt");
+  testing::copy_tiny_hf_classifier(dir);
   const hf::BertCheckpoint ck = hf::load_bert_checkpoint(dir);
   ClassifierModel model(architecture_of(ck, 64), 10, std::make_shared<MaskRng>(1));
   copy_checkpoint_weights(ck, *model, false);

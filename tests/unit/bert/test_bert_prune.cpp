@@ -299,14 +299,9 @@ TEST(BertPrune, BadSettingsAreRefusedNamingTheKey) {
 // An imported Hugging Face classifier (random weights, 2 layers x 4 heads, WordPiece) prunes,
 // recovers, reloads and predicts as the masked original.
 TEST(BertPrune, ImportedHuggingFaceClassifierPrunes) {
-  const std::string hf = testing::hf_fixture("");
   const std::string dir = testing::scratch_dir();
   const std::string ck = dir + "/ck";
-  std::filesystem::create_directories(ck);
-  for (const char* f : {"config.json", "model.safetensors"}) {
-    std::filesystem::copy_file(hf + "bert-tiny-cls/" + f, ck + "/" + f);
-  }
-  std::filesystem::copy_file(hf + "vocab.txt", ck + "/vocab.txt");
+  testing::copy_tiny_hf_classifier(ck);
   import_hf_bundle({kHuggingFaceFormat, ck, dir + "/imported"});
   TinyData data;  // titles only matter; ten labels as in id2label
   data.labels.names = Bundle::open(dir + "/imported").manifest().labels;

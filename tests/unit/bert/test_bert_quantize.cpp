@@ -250,14 +250,9 @@ TEST(BertQuantize, OwnBundleSavesLoadsAndPredicts) {
 }
 
 TEST(BertQuantize, ImportedHuggingFaceBundleSavesLoadsAndPredicts) {
-  const std::string hf = testing::hf_fixture("");
   const std::string dir = testing::scratch_dir();
   // A checkpoint folder as save_pretrained writes it, with the vocabulary beside it.
-  std::filesystem::create_directories(dir + "/hf");
-  for (const char* f : {"config.json", "model.safetensors"}) {
-    std::filesystem::copy_file(hf + "bert-tiny-cls/" + f, dir + "/hf/" + f);
-  }
-  std::filesystem::copy_file(hf + "vocab.txt", dir + "/hf/vocab.txt");
+  testing::copy_tiny_hf_classifier(dir + "/hf");
   ImportRequest import{kHuggingFaceFormat, dir + "/hf", dir + "/f32"};
   import_hf_bundle(import);
   check_quantised_bundle(dir + "/f32", dir, {"ＮＢＡ总决赛今晚开打", "央行宣布降准", "新款手机发布"});
