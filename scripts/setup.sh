@@ -16,8 +16,9 @@ packages=(
   libgloo-dev
   # bert's int8 GEMM calls oneDNN directly (the same 2.6 library LibTorch links).
   libdnnl-dev
-  # LibTorch uses the system BLAS; OpenBLAS is about 10x faster than the reference BLAS.
-  libopenblas0-pthread
+  # LibTorch uses the system BLAS; OpenBLAS is about 10x faster than the reference BLAS. bert's
+  # inference runtime calls its sgemm through cblas.h (libblas-dev).
+  libopenblas0-pthread libblas-dev
   # Tests: /usr/bin/time measures peak memory (test_hostile_predict_memory_slow), strace
   # checks the fsync order of a bundle commit (test_bundle_durability), curl talks to
   # `newscls serve` (test_serve_*).
