@@ -5,6 +5,7 @@
 // library (bert_training.h), loaded only then.
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include <torch/torch.h>
 
@@ -157,6 +158,10 @@ class BertClassifier final : public Classifier {
   // saved as int8), and the forward pass that predicts, embeds and dumps attention from them.
   Int8State weights_;
   std::shared_ptr<const runtime::InferenceModel> runtime_;
+  // Set when loaded from an int8 bundle: its engine and the tensors it held as int8 rows. A
+  // model trained after such a load (adapt on an int8 bundle) saves re-quantised to them.
+  std::string int8_engine_;
+  std::set<std::string> int8_names_;
   std::string bundle_dir_;           // for the error of an encoder asked to classify
   std::size_t predict_threads_ = 1;  // threads one predict_batch call splits over
 };
@@ -201,6 +206,12 @@ void BertClassifier::save(BundleWriter& bundle) const {
   state_.vocab->save(bundle, state_.options.arch.vocab_size);
   if (!weights_.engine.empty()) {
     write_int8_state(bundle.payload_path(kInt8Payload), weights_);
+  } else if (!int8_engine_.empty()) {
+    Int8State requantised{int8_engine_, weights_.tensors};
+    for (NamedArray& a : requantised.tensors) {
+      if (int8_names_.count(a.name) > 0) quantize_array_rows(a);
+    }
+    write_int8_state(bundle.payload_path(kInt8Payload), requantised);
   } else {
     write_float_state(bundle.payload_path(kWeightsPayload), weights_.tensors);
   }
@@ -219,12 +230,18 @@ void BertClassifier::load(const Bundle& bundle) {
   state_.model = nullptr;
   const std::int64_t classes = state_.options.classifier ? static_cast<std::int64_t>(state_.label_names.size()) : 0;
   const std::vector<TensorSpec> specs = expected_state(state_.options.arch, classes);
+  int8_engine_.clear();
+  int8_names_.clear();
   if (has_int8_weights(bundle)) {
     weights_ = read_int8_state(bundle.payload_path(kInt8Payload), specs);
     if (weights_.engine != "onednn" && weights_.engine != "qnnpack") {
       throw ModelFormatError(bundle.payload_path(kInt8Payload),
                              "needs the quantized engine it was made for: engine is '" + weights_.engine +
                                  "'; use onednn or qnnpack");
+    }
+    int8_engine_ = weights_.engine;
+    for (const NamedArray& a : weights_.tensors) {
+      if (!a.int8.empty()) int8_names_.insert(a.name);
     }
   } else {
     weights_ = {"", read_float_state(bundle.payload_path(kWeightsPayload), specs)};
