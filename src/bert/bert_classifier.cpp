@@ -21,6 +21,7 @@
 #include "bert/runtime/inference_model.h"
 #include "bert/model/state_payload.h"
 #include "bert/tokens/batching.h"
+#include "bert/tokens/buckets.h"
 #include "bert/tokens/title_tokenizer.h"
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
@@ -99,14 +100,15 @@ std::int64_t classes_of(const std::vector<NamedArray>& state) {
 
 // One title's per-layer weights (heads_l*T x T each) as (layers, max heads, T, T); a pruned
 // layer's missing heads are zeros.
-torch::Tensor stack_layer_weights(const runtime::EncoderPass& pass, std::int64_t t) {
+std::vector<float> stack_layer_weights(const runtime::EncoderPass& pass, std::int64_t t,
+                                       std::vector<std::int64_t>& shape) {
   const std::int64_t layers = static_cast<std::int64_t>(pass.weights.size());
   const std::int64_t heads = *std::max_element(pass.heads.begin(), pass.heads.end());
-  torch::Tensor out = torch::zeros({layers, heads, t, t});
-  float* dst = out.data_ptr<float>();
+  shape = {layers, heads, t, t};
+  std::vector<float> out(static_cast<std::size_t>(layers * heads * t * t), 0.0f);
   for (std::int64_t l = 0; l < layers; ++l) {
     const std::vector<float>& w = pass.weights[static_cast<std::size_t>(l)].values;
-    std::copy(w.begin(), w.end(), dst + l * heads * t * t);
+    std::copy(w.begin(), w.end(), out.begin() + l * heads * t * t);
   }
   return out;
 }
@@ -270,7 +272,7 @@ void BertClassifier::dump_attention(const std::vector<std::string>& titles, std:
       dump.score = shown.score;
     }
     dump.heads_per_layer = state_.options.arch.heads_per_layer;
-    dump.weights = stack_layer_weights(enc, batch.length);  // (layers, heads, T, T)
+    dump.weights = stack_layer_weights(enc, batch.length, dump.shape);  // (layers, heads, T, T)
     write_attention_dump(dump, out_dir, first_index + i);
   }
 }
