@@ -5,6 +5,7 @@
 // library (bert_training.h), loaded only then.
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include <torch/torch.h>
 
@@ -20,6 +21,7 @@
 #include "bert/runtime/inference_model.h"
 #include "bert/model/state_payload.h"
 #include "bert/tokens/batching.h"
+#include "bert/tokens/buckets.h"
 #include "bert/tokens/title_tokenizer.h"
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
@@ -98,14 +100,15 @@ std::int64_t classes_of(const std::vector<NamedArray>& state) {
 
 // One title's per-layer weights (heads_l*T x T each) as (layers, max heads, T, T); a pruned
 // layer's missing heads are zeros.
-torch::Tensor stack_layer_weights(const runtime::EncoderPass& pass, std::int64_t t) {
+std::vector<float> stack_layer_weights(const runtime::EncoderPass& pass, std::int64_t t,
+                                       std::vector<std::int64_t>& shape) {
   const std::int64_t layers = static_cast<std::int64_t>(pass.weights.size());
   const std::int64_t heads = *std::max_element(pass.heads.begin(), pass.heads.end());
-  torch::Tensor out = torch::zeros({layers, heads, t, t});
-  float* dst = out.data_ptr<float>();
+  shape = {layers, heads, t, t};
+  std::vector<float> out(static_cast<std::size_t>(layers * heads * t * t), 0.0f);
   for (std::int64_t l = 0; l < layers; ++l) {
     const std::vector<float>& w = pass.weights[static_cast<std::size_t>(l)].values;
-    std::copy(w.begin(), w.end(), dst + l * heads * t * t);
+    std::copy(w.begin(), w.end(), out.begin() + l * heads * t * t);
   }
   return out;
 }
@@ -157,6 +160,10 @@ class BertClassifier final : public Classifier {
   // saved as int8), and the forward pass that predicts, embeds and dumps attention from them.
   Int8State weights_;
   std::shared_ptr<const runtime::InferenceModel> runtime_;
+  // Set when loaded from an int8 bundle: its engine and the tensors it held as int8 rows. A
+  // model trained after such a load (adapt on an int8 bundle) saves re-quantised to them.
+  std::string int8_engine_;
+  std::set<std::string> int8_names_;
   std::string bundle_dir_;           // for the error of an encoder asked to classify
   std::size_t predict_threads_ = 1;  // threads one predict_batch call splits over
 };
@@ -201,6 +208,12 @@ void BertClassifier::save(BundleWriter& bundle) const {
   state_.vocab->save(bundle, state_.options.arch.vocab_size);
   if (!weights_.engine.empty()) {
     write_int8_state(bundle.payload_path(kInt8Payload), weights_);
+  } else if (!int8_engine_.empty()) {
+    Int8State requantised{int8_engine_, weights_.tensors};
+    for (NamedArray& a : requantised.tensors) {
+      if (int8_names_.count(a.name) > 0) quantize_array_rows(a);
+    }
+    write_int8_state(bundle.payload_path(kInt8Payload), requantised);
   } else {
     write_float_state(bundle.payload_path(kWeightsPayload), weights_.tensors);
   }
@@ -219,12 +232,18 @@ void BertClassifier::load(const Bundle& bundle) {
   state_.model = nullptr;
   const std::int64_t classes = state_.options.classifier ? static_cast<std::int64_t>(state_.label_names.size()) : 0;
   const std::vector<TensorSpec> specs = expected_state(state_.options.arch, classes);
+  int8_engine_.clear();
+  int8_names_.clear();
   if (has_int8_weights(bundle)) {
     weights_ = read_int8_state(bundle.payload_path(kInt8Payload), specs);
     if (weights_.engine != "onednn" && weights_.engine != "qnnpack") {
       throw ModelFormatError(bundle.payload_path(kInt8Payload),
                              "needs the quantized engine it was made for: engine is '" + weights_.engine +
                                  "'; use onednn or qnnpack");
+    }
+    int8_engine_ = weights_.engine;
+    for (const NamedArray& a : weights_.tensors) {
+      if (!a.int8.empty()) int8_names_.insert(a.name);
     }
   } else {
     weights_ = {"", read_float_state(bundle.payload_path(kWeightsPayload), specs)};
@@ -253,7 +272,7 @@ void BertClassifier::dump_attention(const std::vector<std::string>& titles, std:
       dump.score = shown.score;
     }
     dump.heads_per_layer = state_.options.arch.heads_per_layer;
-    dump.weights = stack_layer_weights(enc, batch.length);  // (layers, heads, T, T)
+    dump.weights = stack_layer_weights(enc, batch.length, dump.shape);  // (layers, heads, T, T)
     write_attention_dump(dump, out_dir, first_index + i);
   }
 }

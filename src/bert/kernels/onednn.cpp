@@ -3,8 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <ATen/Parallel.h>
-#include <torch/torch.h>
+#include "bert/kernels/blas_threads.h"
 
 namespace newscls::bert::onednn {
 
@@ -21,8 +20,8 @@ dnnl::primitive_attr user_scratchpad() {
 
 void run(const dnnl::primitive& primitive, std::unordered_map<int, dnnl::memory> args, std::size_t scratchpad_bytes) {
   thread_local int threads = 0;
-  if (const int wanted = at::get_num_threads(); threads != wanted) {
-    at::init_num_threads();  // this thread's OpenMP team size := LibTorch's setting
+  if (const int wanted = intra_op_threads(); wanted > 0 && threads != wanted) {
+    set_openmp_threads(wanted);  // this thread's OpenMP team size := the intra-op setting
     threads = wanted;
   }
   std::vector<std::uint8_t> scratch(scratchpad_bytes);

@@ -1,7 +1,7 @@
 // What bert's direct oneDNN calls share (int8_gemm.cpp, batched_matmul.cpp): the CPU engine,
 // and running a primitive on the calling thread with a scratchpad of its own, with oneDNN's
-// OpenMP team sized as LibTorch's threads are (a served model's worker threads would
-// otherwise each start one per core).
+// OpenMP team sized to the intra-op threads (kernels/blas_threads.h; a served model's worker
+// threads would otherwise each start one per core).
 #pragma once
 
 #include <cstddef>

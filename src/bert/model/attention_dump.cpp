@@ -43,14 +43,21 @@ std::int64_t real_heads(const AttentionDump& d, std::int64_t l, std::int64_t hea
   return d.heads_per_layer.empty() ? heads : d.heads_per_layer.at(static_cast<std::size_t>(l));
 }
 
-std::string cls_summary(const AttentionDump& d, const torch::Tensor& weights) {
+std::string cls_summary(const AttentionDump& d) {
   const std::vector<std::string>& tokens = d.tokens;
-  // weights (L, H, T, T): the [CLS] query row, averaged over the real heads, one line per layer.
-  std::vector<float> counts;
-  for (std::int64_t l = 0; l < weights.size(0); ++l) counts.push_back(static_cast<float>(real_heads(d, l, weights.size(1))));
-  torch::Tensor cls = (weights.select(2, 0).sum(1) / torch::tensor(counts).unsqueeze(1)).contiguous();  // (L, T)
-  const std::int64_t layers = cls.size(0), t = cls.size(1);
-  const float* p = cls.data_ptr<float>();
+  // weights (L, H, T, T): the [CLS] query row, averaged over the real heads, one line per layer
+  // (a pruned layer's padding heads are zeros: summing them adds nothing).
+  const std::int64_t layers = d.shape.at(0), heads = d.shape.at(1), t = d.shape.at(3);
+  std::vector<float> cls(static_cast<std::size_t>(layers * t), 0.0f);  // (L, T)
+  for (std::int64_t l = 0; l < layers; ++l) {
+    const float count = static_cast<float>(real_heads(d, l, heads));
+    for (std::int64_t j = 0; j < t; ++j) {
+      float sum = 0.0f;
+      for (std::int64_t h = 0; h < heads; ++h) sum += d.weights[static_cast<std::size_t>(((l * heads + h) * t) * t + j)];
+      cls[static_cast<std::size_t>(l * t + j)] = sum / count;
+    }
+  }
+  const float* p = cls.data();
   std::string s = "<table class=\"hm\"><tr><th></th>";
   for (const auto& tok : tokens) s += "<th class=\"k\">" + report::xml_escape(tok) + "</th>";
   s += "</tr>";
@@ -67,9 +74,9 @@ std::string cls_summary(const AttentionDump& d, const torch::Tensor& weights) {
 
 }  // namespace
 
-std::string npy_bytes(const torch::Tensor& weights) {
+std::string npy_bytes(const std::vector<float>& values, const std::vector<std::int64_t>& dims) {
   std::string shape;
-  for (std::int64_t d : weights.sizes()) shape += std::to_string(d) + ", ";
+  for (std::int64_t d : dims) shape += std::to_string(d) + ", ";
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
                        shape.substr(0, shape.size() - 2) + "), }";
   // Magic (6) + version (2) + header length (2) + header, padded with spaces and a newline
@@ -81,9 +88,9 @@ std::string npy_bytes(const torch::Tensor& weights) {
   out += static_cast<char>(header.size() & 0xFF);
   out += static_cast<char>((header.size() >> 8) & 0xFF);
   out += header;
-  torch::Tensor w = weights.to(torch::kFloat32).contiguous();
-  const float* data = w.data_ptr<float>();
-  for (std::int64_t i = 0; i < w.numel(); ++i) {
+  const float* data = values.data();
+  out.reserve(out.size() + 4 * values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
     std::uint32_t bits;
     std::memcpy(&bits, &data[i], 4);
     for (int b = 0; b < 4; ++b) out += static_cast<char>((bits >> (8 * b)) & 0xFF);
@@ -92,9 +99,8 @@ std::string npy_bytes(const torch::Tensor& weights) {
 }
 
 std::string attention_json(const AttentionDump& d) {
-  torch::Tensor w = d.weights.to(torch::kFloat32).contiguous();
-  const std::int64_t layers = w.size(0), heads = w.size(1), t = w.size(2);
-  const float* p = w.data_ptr<float>();
+  const std::int64_t layers = d.shape.at(0), heads = d.shape.at(1), t = d.shape.at(2);
+  const float* p = d.weights.data();
   nlohmann::json weights = nlohmann::json::array();
   for (std::int64_t l = 0; l < layers; ++l) {
     nlohmann::json layer = nlohmann::json::array();
@@ -131,8 +137,7 @@ std::string heads_text(const AttentionDump& d, std::int64_t layers, std::int64_t
 }
 
 std::string attention_html(const AttentionDump& d) {
-  torch::Tensor w = d.weights.to(torch::kFloat32).contiguous();
-  const std::int64_t layers = w.size(0), heads = w.size(1), t = w.size(2);
+  const std::int64_t layers = d.shape.at(0), heads = d.shape.at(1), t = d.shape.at(2);
   std::string s =
       "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>attention</title><style>"
       "body{font-family:sans-serif;margin:1em}table.hm{border-collapse:collapse;margin:4px}"
@@ -147,8 +152,8 @@ std::string attention_html(const AttentionDump& d) {
   s += fmt::format("<p>{}; {} layers, {}, {} tokens. "
                    "Rows are queries, columns are keys; darker means more weight.</p>",
                    verdict, layers, heads_text(d, layers, heads), t);
-  s += "<h2>[CLS] row, mean over heads</h2>" + cls_summary(d, w);
-  const float* p = w.data_ptr<float>();
+  s += "<h2>[CLS] row, mean over heads</h2>" + cls_summary(d);
+  const float* p = d.weights.data();
   for (std::int64_t l = 0; l < layers; ++l) {
     s += fmt::format("<h2>layer {}</h2><div class=\"grid\">", l + 1);
     for (std::int64_t h = 0; h < real_heads(d, l, heads); ++h) {
@@ -164,7 +169,7 @@ void write_attention_dump(const AttentionDump& dump, const std::string& dir, std
   make_directories(dir);
   const std::string base = dir + "/" + std::to_string(index);
   write_file_atomic(base + ".json", attention_json(dump));
-  write_file_atomic(base + ".npy", npy_bytes(dump.weights));
+  write_file_atomic(base + ".npy", npy_bytes(dump.weights, dump.shape));
   write_file_atomic(base + ".html", attention_html(dump));
 }
 

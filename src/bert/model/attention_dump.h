@@ -6,10 +6,9 @@
 // (query tokens down, key tokens across) and the [CLS] row averaged over heads per layer.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
-
-#include <torch/torch.h>
 
 namespace newscls::bert {
 
@@ -19,13 +18,15 @@ struct AttentionDump {
   std::string label;
   int label_id = -1;
   float score = 0;
-  torch::Tensor weights;  // float (layers, heads, T, T)
+  std::vector<std::int64_t> shape;  // (layers, heads, T, T)
+  std::vector<float> weights;       // row-major, that shape
   // A pruned bundle's heads per layer: layer l's heads past heads_per_layer[l] are zero
   // padding in weights (and i.npy); i.json lists only the real ones. Empty: all are real.
   std::vector<std::int64_t> heads_per_layer;
 };
 
-std::string npy_bytes(const torch::Tensor& weights);
+// NPY v1.0 bytes of a row-major f32 array of that shape.
+std::string npy_bytes(const std::vector<float>& values, const std::vector<std::int64_t>& shape);
 std::string attention_json(const AttentionDump& dump);
 std::string attention_html(const AttentionDump& dump);
 // Writes <dir>/<index>.json, .npy and .html atomically.

@@ -192,6 +192,25 @@ void write_float_state(const std::string& path, const std::vector<NamedArray>& s
   w.finish();
 }
 
+void quantize_array_rows(NamedArray& a) {
+  const std::int64_t rows = a.shape.empty() ? 0 : a.shape[0];
+  const std::size_t cols = rows > 0 ? a.values.size() / static_cast<std::size_t>(rows) : 0;
+  a.scales.assign(static_cast<std::size_t>(rows), 1.0f);
+  a.int8.assign(a.values.size(), 0);
+  for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r) {
+    const float* row = a.values.data() + r * cols;
+    float max_abs = 0.0f;
+    for (std::size_t c = 0; c < cols; ++c) max_abs = std::max(max_abs, std::abs(row[c]));
+    const float scale = max_abs / 127.0f;
+    if (scale > 0.0f) a.scales[r] = scale;
+    for (std::size_t c = 0; c < cols; ++c) {
+      // torch::round rounds half to even, as nearbyint does in the default rounding mode.
+      const float q = std::nearbyint(row[c] / a.scales[r]);
+      a.int8[r * cols + c] = static_cast<std::int8_t>(std::clamp(q, -127.0f, 127.0f));
+    }
+  }
+}
+
 void write_int8_state(const std::string& path, const Int8State& state) {
   PayloadWriter w(path, kInt8Magic, kInt8Version);
   w.str(state.engine);

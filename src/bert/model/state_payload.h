@@ -46,6 +46,9 @@ Int8State read_int8_state(const std::string& path, const std::vector<TensorSpec>
 // has int8 rows as those rows (unchanged: a loaded int8 bundle saves as it was read) and the
 // rest as f32.
 void write_float_state(const std::string& path, const std::vector<NamedArray>& state);
+// Rounds a's values to int8 rows as kernels/int8_rows.h's quantize_rows does (symmetric per
+// row: scale = max|row| / 127, an all-zero row scale 1): sets a.int8 and a.scales, keeps a.values.
+void quantize_array_rows(NamedArray& a);
 void write_int8_state(const std::string& path, const Int8State& state);
 
 }  // namespace newscls::bert

@@ -12,6 +12,8 @@
 
 #include <torch/torch.h>
 
+#include "bert/tokens/buckets.h"
+
 namespace newscls::bert {
 
 struct Batch {
@@ -31,10 +33,5 @@ std::vector<std::int64_t> join_same_label(const std::vector<std::vector<std::int
                                           const std::vector<std::vector<std::size_t>>& by_label,
                                           const std::vector<int>& labels, double join_prob, std::int64_t max_len,
                                           std::mt19937_64& rng);
-
-// With rng: shuffle, sort by length inside pools of 50 batches, cut, shuffle batch order.
-// Without: sorted by length over everything (prediction), order restored via Batch::rows.
-std::vector<std::vector<std::size_t>> bucket_batches(const std::vector<std::size_t>& lengths,
-                                                     std::size_t batch_size, std::mt19937_64* rng);
 
 }  // namespace newscls::bert

@@ -125,6 +125,7 @@ nlohmann::json train_classifier(ClassifierState& s, const TrainContext& ctx) {
   check_trainable(s.options, ctx.init_dir);
   const Stopwatch watch;
   apply_threads(ctx.threads, s.options.max_threads);
+  if (intra_op_threads() > 0) at::set_num_threads(intra_op_threads());  // LibTorch's threads too
   spdlog::info("bert: {} LibTorch thread(s) (max_threads {}), OpenBLAS {}", at::get_num_threads(),
                s.options.max_threads, openblas_threads_note(ctx.threads));
   torch::manual_seed(ctx.seed);

@@ -80,6 +80,7 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   }
   const Stopwatch watch;
   apply_threads(request.threads, options.max_threads);
+  if (intra_op_threads() > 0) at::set_num_threads(intra_op_threads());  // LibTorch's threads too
   torch::manual_seed(request.seed);
   auto rng = std::make_shared<MaskRng>(request.seed);
   const std::vector<std::string> corpus = pretraining_corpus(request);

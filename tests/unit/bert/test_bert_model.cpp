@@ -227,7 +227,7 @@ TEST(BertSchedule, WarmsUpLinearlyThenDecaysToZero) {
 
 TEST(BertNpy, HeaderIsValidNpyV1) {
   torch::Tensor w = torch::rand({2, 3, 4, 4});
-  const std::string b = npy_bytes(w);
+  const std::string b = npy_bytes(std::vector<float>(w.data_ptr<float>(), w.data_ptr<float>() + w.numel()), {2, 3, 4, 4});
   ASSERT_EQ(b.substr(0, 6), std::string("\x93NUMPY", 6));
   EXPECT_EQ(b[6], 1);
   EXPECT_EQ(b[7], 0);

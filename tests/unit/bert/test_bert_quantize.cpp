@@ -241,6 +241,16 @@ TEST(BertQuantize, OwnBundleSavesLoadsAndPredicts) {
   model->train(ctx);
   commit(*model, dir + "/f32", data.labels.names);
   check_quantised_bundle(dir + "/f32", dir, data.dev.titles);
+  // Trained again after loading the int8 bundle (as `adapt` does), it saves re-quantised.
+  auto retrained = load_classifier(dir + "/int8");
+  retrained->train(ctx);
+  commit(*retrained, dir + "/retrained", data.labels.names);
+  const Bundle again = Bundle::open(dir + "/retrained");
+  EXPECT_TRUE(has_int8_weights(again));
+  EXPECT_EQ(again.manifest().payloads.count("weights.bin"), 0u);
+  const std::vector<Prediction> trained = retrained->predict_batch(data.dev.titles);
+  EXPECT_LE(max_prob_diff(trained, load_classifier(dir + "/retrained")->predict_batch(data.dev.titles)),
+            kProbTolerance);
   EXPECT_THROW(compress_bundle([&] {
                  CompressRequest r = quantize_request(dir + "/f32", dir + "/bad", nullptr);
                  r.overrides = {"no_such_key=1"};
