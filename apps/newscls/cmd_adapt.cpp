@@ -33,9 +33,7 @@ void setup_adapt(CLI::App& app) {
   cmd->add_option("--answer-copies", request->answer_copies,
                   "How many times each answered title counts among the training titles")
       ->capture_default_str()->check(CLI::Range(1, 1000));
-  add_seed_option(*cmd, request->seed);
-  add_threads_option(*cmd, request->threads);
-  add_skip_bad_lines_option(*cmd, request->skip_bad_lines);
+  add_run_options(*cmd, request->seed, request->threads, request->skip_bad_lines);
   cmd->callback([request, unlabeled] {
     unlabeled.check();
     const TrainOutcome outcome = adapt_model(*request);

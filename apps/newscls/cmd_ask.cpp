@@ -45,9 +45,7 @@ void setup_ask(CLI::App& app) {
                   "left out; random: a seeded uniform draw")
       ->capture_default_str()
       ->check(CLI::IsMember(ask_strategy_names()));
-  add_seed_option(*cmd, request->seed);
-  add_threads_option(*cmd, request->threads);
-  add_skip_bad_lines_option(*cmd, request->skip_bad_lines);
+  add_run_options(*cmd, request->seed, request->threads, request->skip_bad_lines);
   cmd->callback([request, unlabeled] {
     unlabeled.check();
     run_ask(*request);

@@ -52,9 +52,7 @@ void setup_audit(CLI::App& app) {
       ->check(CLI::IsMember(audit_filter_names()));
   cmd->add_option("--config", request->config_file, "JSON file overriding the model's default config for the folds");
   cmd->add_option("--set", request->overrides, "Override one config key for the folds, key=value (repeatable)");
-  add_seed_option(*cmd, request->seed);
-  add_threads_option(*cmd, request->threads);
-  add_skip_bad_lines_option(*cmd, request->skip_bad_lines);
+  add_run_options(*cmd, request->seed, request->threads, request->skip_bad_lines);
   cmd->callback([request] {
     const AuditOutcome outcome = run_audit(*request);
     std::fputs(audit_summary(outcome, request->out).c_str(), stderr);

@@ -43,9 +43,7 @@ void setup_compress(CLI::App& app) {
   cmd->add_option("--speed-titles", o->speed_titles, "Measure predict titles/s on the first N dev titles (0 = all)")
       ->capture_default_str();
   add_data_option(*cmd, o->data_dir);
-  add_seed_option(*cmd, o->seed);
-  add_threads_option(*cmd, o->threads);
-  add_skip_bad_lines_option(*cmd, o->skip_bad_lines);
+  add_run_options(*cmd, o->seed, o->threads, o->skip_bad_lines);
   cmd->callback([o, unlabeled] {
     unlabeled.check();
     const nlohmann::json report = run_compress(*o);

@@ -63,9 +63,7 @@ void setup_eval(CLI::App& app) {
                   "metrics.json path (default: <model-dir>/metrics.json); confusion.svg and "
                   "predictions.tsv go next to it")
       ->check(non_empty_path());
-  add_seed_option(*cmd, r->seed);
-  add_threads_option(*cmd, r->threads);
-  add_skip_bad_lines_option(*cmd, r->skip_bad_lines);
+  add_run_options(*cmd, r->seed, r->threads, r->skip_bad_lines);
   cmd->add_option("--dump-attention", r->dump_attention,
                   "Write attention heatmaps of the first N titles into attention/ next to metrics "
                   "(families with attention)")

@@ -46,9 +46,7 @@ void setup_pipeline(CLI::App& app) {
   CLI::Option* stages_option = cmd->add_option("--stages", *stages, "Comma-separated stages, in the order to run");
   cmd->add_option("--config-dir", r->config_dir, "Folder with <stage>.json config overrides");
   cmd->add_option("--set", r->overrides, "Override a stage's config key: <stage>.<key>=value (repeatable)");
-  add_seed_option(*cmd, r->seed);
-  add_threads_option(*cmd, r->threads);
-  add_skip_bad_lines_option(*cmd, r->skip_bad_lines);
+  add_run_options(*cmd, r->seed, r->threads, r->skip_bad_lines);
   cmd->add_flag("--resume", r->resume, "Continue the run named by --out: skip stages whose bundle and metrics are complete; resume bert from its checkpoint");
   CLI::Option* compress = cmd->add_option("--compress", r->compress,
                                           "Compression stage after each stage whose family offers this method (newscls compress, "

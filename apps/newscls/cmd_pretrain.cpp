@@ -33,9 +33,7 @@ void setup_pretrain(CLI::App& app) {
   cmd->add_option("--out", o->out_dir, "Encoder bundle directory to write (default: runs/<model>-encoder)")->check(non_empty_path());
   cmd->add_option("--config", o->config_file, "JSON file overriding the family's default config");
   cmd->add_option("--set", o->overrides, "Override one config key, key=value (repeatable)");
-  add_seed_option(*cmd, o->seed);
-  add_threads_option(*cmd, o->threads);
-  add_skip_bad_lines_option(*cmd, o->skip_bad_lines);
+  add_run_options(*cmd, o->seed, o->threads, o->skip_bad_lines);
   add_distributed_options(*cmd, o->distributed);
   cmd->callback([o] { print_pretrain(*o, run_pretrain(*o)); });
 }

@@ -36,9 +36,7 @@ void setup_train(CLI::App& app) {
   cmd->add_option("--out", request->out_dir, "Bundle directory to write (default: runs/<model>)")->check(non_empty_path());
   cmd->add_option("--config", request->config_file, "JSON file overriding the model's default config");
   cmd->add_option("--set", request->overrides, "Override one config key, key=value (repeatable)");
-  add_seed_option(*cmd, request->seed);
-  add_threads_option(*cmd, request->threads);
-  add_skip_bad_lines_option(*cmd, request->skip_bad_lines);
+  add_run_options(*cmd, request->seed, request->threads, request->skip_bad_lines);
   cmd->add_flag("--resume", request->resume, "Continue from the last checkpoint in <out>.work (bert)");
   cmd->add_option("--init", request->init_dir, "Start from a pretrained encoder: a bundle of newscls pretrain, or hf:DIR (a Hugging Face checkpoint)");
   // Debian's LibTorch has no CUDA, so the help offers only what this build can run.

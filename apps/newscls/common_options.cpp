@@ -190,6 +190,12 @@ void add_model_dir_option(CLI::App& cmd, std::string& model_dir) {
   cmd.add_option("--model-dir", model_dir, "Model bundle directory written by `newscls train`")->required();
 }
 
+void add_run_options(CLI::App& cmd, std::uint64_t& seed, int& threads, bool& skip_bad_lines) {
+  add_seed_option(cmd, seed);
+  add_threads_option(cmd, threads);
+  add_skip_bad_lines_option(cmd, skip_bad_lines);
+}
+
 void add_titles_input_option(CLI::App& cmd, std::string& input) {
   cmd.add_option("--input", input, "Titles, one per line (title<TAB>label accepted; - = stdin)")
       ->required()

@@ -31,6 +31,9 @@ CLI::Option* add_thread_count_option(CLI::App& cmd, const std::string& name, int
                                      int default_count);
 void add_threads_option(CLI::App& cmd, int& threads);
 void add_skip_bad_lines_option(CLI::App& cmd, bool& skip);
+// --seed, --threads and --skip-bad-lines, in that order: what every command that reads
+// labelled data and trains or scores takes.
+void add_run_options(CLI::App& cmd, std::uint64_t& seed, int& threads, bool& skip_bad_lines);
 void add_model_dir_option(CLI::App& cmd, std::string& model_dir);
 // --input FILE (required): titles, one per line, for the commands that read an encoder's view of them.
 void add_titles_input_option(CLI::App& cmd, std::string& input);
