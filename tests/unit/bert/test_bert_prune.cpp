@@ -16,6 +16,7 @@
 #include "bert/model/settings.h"
 #include "bert/model/tensor_io.h"
 #include "bert/tokens/title_tokenizer.h"
+#include "unit/bert/tiny_arch.h"
 #include "newscls/core/bundle.h"
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
@@ -26,18 +27,6 @@
 namespace newscls::bert {
 namespace {
 
-Architecture tiny_arch() {
-  Architecture a;
-  a.vocab_size = 40;
-  a.layers = 2;
-  a.hidden = 16;
-  a.heads = 4;
-  a.ff = 24;
-  a.max_len = 12;
-  a.bigram_buckets = 64;
-  return a;
-}
-
 // Every tensor random (biases too, so a wrongly sliced bias shows).
 void randomise(ClassifierModel& m) {
   torch::NoGradGuard no_grad;
@@ -46,7 +35,7 @@ void randomise(ClassifierModel& m) {
 
 TEST(BertPrune, RemovingHeadsEqualsMaskingThem) {
   torch::manual_seed(3);
-  const Architecture arch = tiny_arch();
+  const Architecture arch = tiny_test_arch(/*hidden=*/16, /*ff=*/24);
   auto rng = std::make_shared<MaskRng>(1);
   ClassifierModel model(arch, 3, rng);
   randomise(model);
@@ -77,7 +66,7 @@ TEST(BertPrune, RemovingHeadsEqualsMaskingThem) {
 
 TEST(BertPrune, ImportanceIsNormalisedPerLayerAndMaskedHeadsStillScore) {
   torch::manual_seed(4);
-  const Architecture arch = tiny_arch();
+  const Architecture arch = tiny_test_arch(/*hidden=*/16, /*ff=*/24);
   ClassifierModel model(arch, 3, std::make_shared<MaskRng>(1));
   randomise(model);
   Encoded titles;

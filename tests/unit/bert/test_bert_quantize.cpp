@@ -18,6 +18,7 @@
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
 #include "newscls/workflow/registry.h"
+#include "unit/bert/tiny_arch.h"
 #include "unit/test_hf_support.h"
 #include "unit/test_support.h"
 
@@ -31,23 +32,11 @@ constexpr double kLayerRelTolerance = 0.02;
 constexpr double kProbTolerance = 0.02;
 constexpr double kAgreement = 0.95;
 
-Architecture tiny_arch() {
-  Architecture a;
-  a.vocab_size = 40;
-  a.layers = 2;
-  a.hidden = 32;
-  a.heads = 4;
-  a.ff = 64;
-  a.max_len = 12;
-  a.bigram_buckets = 64;
-  return a;
-}
-
 // Weights large enough that the classes are far from uniform (init_bert_weights' 0.02 would
 // make every probability close to 1/5 and the comparison trivial).
 ClassifierModel tiny_model(std::uint64_t seed) {
   torch::manual_seed(seed);
-  ClassifierModel m(tiny_arch(), 5, std::make_shared<MaskRng>(seed));
+  ClassifierModel m(tiny_test_arch(), 5, std::make_shared<MaskRng>(seed));
   torch::NoGradGuard no_grad;
   for (auto& p : m->named_parameters()) {
     if (p.value().dim() == 2) p.value().normal_(0.0, 0.1);
@@ -146,7 +135,7 @@ TEST(BertQuantize, CorruptTruncatedOrForeignPayloadIsRefusedNamingTheFile) {
   testing::write_text(dir + "/f32.bin", bytes + "x");
   expect_refused(dir + "/f32.bin", model);
   // A model of another shape: the payload does not fit it.
-  Architecture wider = tiny_arch();
+  Architecture wider = tiny_test_arch();
   wider.hidden = 48;
   ClassifierModel other(wider, 5, std::make_shared<MaskRng>(1));
   EXPECT_NE(expect_refused(good, other).find("shape"), std::string::npos);

@@ -28,6 +28,7 @@
 #include "bert/train/hf_import.h"
 #include "newscls/core/bundle.h"
 #include "newscls/core/error.h"
+#include "unit/bert/tiny_arch.h"
 #include "unit/test_hf_support.h"
 #include "unit/test_support.h"
 
@@ -41,13 +42,7 @@ constexpr double kInt8Tolerance = 0.02;  // test_bert_quantize.cpp's kProbTolera
 
 Architecture arch_with(std::int64_t bigrams, std::int64_t trigrams, std::int64_t types,
                        std::vector<std::int64_t> heads_per_layer, bool pooler) {
-  Architecture a;
-  a.vocab_size = 40;
-  a.layers = 2;
-  a.hidden = 32;
-  a.heads = 4;
-  a.ff = 64;
-  a.max_len = 12;
+  Architecture a = tiny_test_arch();
   a.bigram_buckets = bigrams;
   a.trigram_buckets = trigrams;
   a.type_vocab_size = types;

@@ -78,6 +78,19 @@ double accuracy(const RandomForest& forest, const Toy& data) {
   return static_cast<double>(correct) / static_cast<double>(data.y.size());
 }
 
+// The forest written to `path` in the current payload version and read back, every byte used.
+RandomForest saved_and_loaded(const RandomForest& forest, const std::string& path) {
+  {
+    PayloadWriter w(path, "NCRF", RandomForest::kPayloadVersion);
+    forest.save(w);
+    w.finish();
+  }
+  PayloadReader r(path, "NCRF", RandomForest::kPayloadVersion);
+  RandomForest loaded = RandomForest::load(r);
+  r.expect_end();
+  return loaded;
+}
+
 TEST(Forest, SeparableDataIsLearnedPerfectly) {
   const Toy train = make_toy(300, 1), test = make_toy(150, 2);
   const RandomForest forest = RandomForest::fit(train.x, train.y, kClasses, options(2, 7), {});
@@ -156,14 +169,7 @@ TEST(Forest, SaveLoadRoundTripAndTruncation) {
   const std::string path = dir + "/forest.bin";
   const Toy train = make_toy(300, 1), test = make_toy(60, 5);
   const RandomForest forest = RandomForest::fit(train.x, train.y, kClasses, options(2, 7), {});
-  {
-    PayloadWriter w(path, "NCRF", RandomForest::kPayloadVersion);
-    forest.save(w);
-    w.finish();
-  }
-  PayloadReader r(path, "NCRF", RandomForest::kPayloadVersion);
-  const RandomForest loaded = RandomForest::load(r);
-  r.expect_end();
+  const RandomForest loaded = saved_and_loaded(forest, path);
   EXPECT_EQ(all_probs(forest, test.rows), all_probs(loaded, test.rows));
 
   // Every truncation point must fail as a ModelFormatError, never crash.
@@ -400,14 +406,7 @@ TEST(Forest, Version2ResavedAsVersion3PredictsTheSame) {
   ASSERT_EQ(r2.version(), 2u);
   const RandomForest old = RandomForest::load(r2);
   const std::string v3 = newscls::testing::scratch_dir() + "/forest.bin";
-  {
-    PayloadWriter w(v3, "NCRF", RandomForest::kPayloadVersion);
-    old.save(w);
-    w.finish();
-  }
-  PayloadReader r3(v3, "NCRF", RandomForest::kPayloadVersion);
-  const RandomForest resaved = RandomForest::load(r3);
-  r3.expect_end();
+  const RandomForest resaved = saved_and_loaded(old, v3);
   EXPECT_EQ(resaved.stats(), old.stats());
   std::mt19937 rng(9);
   const auto features = static_cast<std::uint32_t>(old.num_features());
