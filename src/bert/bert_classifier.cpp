@@ -1,26 +1,20 @@
 // The bert family's Classifier at run time: predictions, embeddings, attention dumps, and
 // our own weight payloads (float or int8). Predict, embed and attention run the inference
 // runtime's forward pass (runtime/inference_model.h) on the weights read from the bundle or
-// taken from the trained LibTorch model. Training and imports fill its state in the training
-// library (bert_training.h), loaded only then.
+// handed over by training. Training and imports fill its state in the training library
+// (bert_training.h), loaded only then: this file and the runtime link no LibTorch.
 #include <algorithm>
 #include <optional>
 #include <set>
-
-#include <torch/torch.h>
 
 #include "bert/bert.h"
 #include "bert/bert_training.h"
 #include "bert/classifier_state.h"
 #include "bert/kernels/blas_threads.h"
 #include "bert/model/attention_dump.h"
-#include "bert/model/encoder.h"
-#include "bert/model/int8_payload.h"
 #include "bert/model/settings.h"
-#include "bert/model/tensor_io.h"
 #include "bert/runtime/inference_model.h"
 #include "bert/model/state_payload.h"
-#include "bert/tokens/batching.h"
 #include "bert/tokens/buckets.h"
 #include "bert/tokens/title_tokenizer.h"
 #include "newscls/core/config.h"
@@ -76,20 +70,6 @@ runtime::Matrix parallel_probs(const runtime::InferenceModel& model, const Encod
   return out;
 }
 
-// A LibTorch model's tensors as the runtime holds them (after training or an import).
-std::vector<NamedArray> arrays_of(const torch::nn::Module& model) {
-  std::vector<NamedArray> out;
-  for (const auto& [name, tensor] : named_state(model)) {
-    const torch::Tensor t = tensor.detach().to(torch::kFloat32).contiguous();
-    NamedArray a;
-    a.name = name;
-    a.shape.assign(t.sizes().begin(), t.sizes().end());
-    a.values.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
-    out.push_back(std::move(a));
-  }
-  return out;
-}
-
 // The classes of a state's classifier head; 0 without one.
 std::int64_t classes_of(const std::vector<NamedArray>& state) {
   for (const NamedArray& a : state) {
@@ -116,7 +96,7 @@ std::vector<float> stack_layer_weights(const runtime::EncoderPass& pass, std::in
 class BertClassifier final : public Classifier {
  public:
   explicit BertClassifier(ClassifierState state = {}) : state_(std::move(state)) {
-    if (state_.model) adopt_trained_model();
+    if (!state_.trained.empty()) adopt_trained_model();
   }
   std::string family() const override { return "bert"; }
 
@@ -151,14 +131,14 @@ class BertClassifier final : public Classifier {
   void require_model() const {
     if (!runtime_) throw UsageError("bert model is neither trained nor loaded");
   }
-  // The runtime's copy of the LibTorch model the training library left in state_.model.
+  // Takes the tensors the training library left in state_.trained.
   void adopt_trained_model();
   void build_runtime();
 
   ClassifierState state_;
   // The weights as read from the bundle or taken from training (engine set: an int8 bundle's,
   // saved as int8), and the forward pass that predicts, embeds and dumps attention from them.
-  Int8State weights_;
+  std::shared_ptr<const Int8State> weights_;
   std::shared_ptr<const runtime::InferenceModel> runtime_;
   // Set when loaded from an int8 bundle: its engine and the tensors it held as int8 rows. A
   // model trained after such a load (adapt on an int8 bundle) saves re-quantised to them.
@@ -194,28 +174,31 @@ std::vector<Prediction> BertClassifier::predict_batch(const std::vector<std::str
 }
 
 void BertClassifier::adopt_trained_model() {
-  weights_ = {"", arrays_of(*state_.model)};
+  weights_ = std::make_shared<const Int8State>(Int8State{"", std::move(state_.trained)});
+  state_.trained.clear();
   build_runtime();
 }
 
 void BertClassifier::build_runtime() {
-  runtime_ = std::make_shared<const runtime::InferenceModel>(state_.options.arch, classes_of(weights_.tensors),
-                                                             weights_.tensors);
+  // The runtime reads the tensors where weights_ holds them (an aliasing pointer keeps them).
+  runtime_ = std::make_shared<const runtime::InferenceModel>(
+      state_.options.arch, classes_of(weights_->tensors),
+      std::shared_ptr<const std::vector<NamedArray>>(weights_, &weights_->tensors));
 }
 
 void BertClassifier::save(BundleWriter& bundle) const {
   require_model();
   state_.vocab->save(bundle, state_.options.arch.vocab_size);
-  if (!weights_.engine.empty()) {
-    write_int8_state(bundle.payload_path(kInt8Payload), weights_);
+  if (!weights_->engine.empty()) {
+    write_int8_state(bundle.payload_path(kInt8Payload), *weights_);
   } else if (!int8_engine_.empty()) {
-    Int8State requantised{int8_engine_, weights_.tensors};
+    Int8State requantised{int8_engine_, weights_->tensors};
     for (NamedArray& a : requantised.tensors) {
       if (int8_names_.count(a.name) > 0) quantize_array_rows(a);
     }
     write_int8_state(bundle.payload_path(kInt8Payload), requantised);
   } else {
-    write_float_state(bundle.payload_path(kWeightsPayload), weights_.tensors);
+    write_float_state(bundle.payload_path(kWeightsPayload), weights_->tensors);
   }
 }
 
@@ -229,24 +212,26 @@ void BertClassifier::load(const Bundle& bundle) {
   // As build_model: an imported table may have more rows than vocab.txt has lines.
   state_.options.arch.vocab_size = std::max(state_.options.arch.vocab_size, state_.vocab->size());
   state_.vocab->set_fold_punctuation(state_.options.fold_punctuation);
-  state_.model = nullptr;
+  state_.trained.clear();
   const std::int64_t classes = state_.options.classifier ? static_cast<std::int64_t>(state_.label_names.size()) : 0;
   const std::vector<TensorSpec> specs = expected_state(state_.options.arch, classes);
   int8_engine_.clear();
   int8_names_.clear();
   if (has_int8_weights(bundle)) {
-    weights_ = read_int8_state(bundle.payload_path(kInt8Payload), specs);
-    if (weights_.engine != "onednn" && weights_.engine != "qnnpack") {
+    Int8State read = read_int8_state(bundle.payload_path(kInt8Payload), specs);
+    if (read.engine != "onednn" && read.engine != "qnnpack") {
       throw ModelFormatError(bundle.payload_path(kInt8Payload),
-                             "needs the quantized engine it was made for: engine is '" + weights_.engine +
+                             "needs the quantized engine it was made for: engine is '" + read.engine +
                                  "'; use onednn or qnnpack");
     }
-    int8_engine_ = weights_.engine;
-    for (const NamedArray& a : weights_.tensors) {
+    int8_engine_ = read.engine;
+    for (const NamedArray& a : read.tensors) {
       if (!a.int8.empty()) int8_names_.insert(a.name);
     }
+    weights_ = std::make_shared<const Int8State>(std::move(read));
   } else {
-    weights_ = {"", read_float_state(bundle.payload_path(kWeightsPayload), specs)};
+    weights_ = std::make_shared<const Int8State>(
+        Int8State{"", read_float_state(bundle.payload_path(kWeightsPayload), specs)});
   }
   build_runtime();
 }
@@ -297,13 +282,6 @@ std::vector<Embedding> BertClassifier::embed(const std::vector<std::string>& tit
 }
 
 }  // namespace
-
-void build_model(ClassifierState& state, std::int64_t num_classes) {
-  // An imported table may have more rows than vocab.txt has lines.
-  state.options.arch.vocab_size = std::max(state.options.arch.vocab_size, state.vocab->size());
-  state.vocab->set_fold_punctuation(state.options.fold_punctuation);
-  state.model = ClassifierModel(state.options.arch, num_classes, state.rng);
-}
 
 std::unique_ptr<Classifier> make_classifier(ClassifierState state) {
   return std::make_unique<BertClassifier>(std::move(state));

@@ -3,7 +3,7 @@
 # no family and no layer above it; no family is named outside its folder, the registry and
 # the docs; commands that do not use bert start without LibTorch; each layer includes and links
 # only layers below it, and no family another; bert's sub-folders include downward only, and
-# predict and serve on a bert bundle never load its training library.
+# predict and serve on a bert bundle never load its training library nor LibTorch.
 source "$(dirname "$0")/lib.sh"
 cd "$NEWSCLS_SOURCE_DIR"
 dir=$(scratch)
@@ -119,24 +119,33 @@ print("\n".join(broken), file=sys.stderr)
 sys.exit(1 if broken else 0)
 PY
 
-# predict and serve on a bert bundle load the runtime, never the training library; train does.
+# predict and serve on a float and an int8 bert bundle load the runtime, never the training
+# library nor LibTorch; train and compress do.
 bert_tiny=(--threads 1 --set layers=1 --set hidden=32 --set heads=2 --set ff=64 --set max_len=32
            --set pretrain_epochs=0 --set epochs=1 --set max_steps=2 --set vocab_min_count=1)
 LD_DEBUG=files "$NEWSCLS_BIN" train --model bert --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --out "$dir/bert" \
   "${bert_tiny[@]}" >/dev/null 2>"$dir/bert_train.loaded" || { tail "$dir/bert_train.loaded" >&2; fail "bert training on the tiny fixture"; }
 grep -q "libnewscls_bert_train" "$dir/bert_train.loaded" || fail "train --model bert did not load libnewscls_bert_train"
+grep -q "libtorch" "$dir/bert_train.loaded" || fail "train --model bert did not load LibTorch (cannot check)"
+"$NEWSCLS_BIN" compress --model-dir "$dir/bert" --method quantize --out "$dir/bert-int8" \
+  --data "$NEWSCLS_SOURCE_DIR/tests/fixtures/tiny" --threads 1 --speed-titles 4 >/dev/null 2>"$dir/quantize.err" ||
+  { tail "$dir/quantize.err" >&2; fail "compress --method quantize on the tiny bert"; }
 runtime_only() {  # LD_DEBUG-FILE WHAT
   grep -q "libnewscls_bert" "$1" || fail "LD_DEBUG shows no libnewscls_bert for $2 (cannot check)"
-  if grep -q "libnewscls_bert_train" "$1"; then fail "$2 on a bert bundle loaded the training library"; fi
+  if grep -q "libnewscls_bert_train" "$1"; then fail "$2 loaded the training library"; fi
+  if grep -q "libtorch" "$1"; then fail "$2 loaded LibTorch"; fi
 }
-LD_DEBUG=files "$NEWSCLS_BIN" predict --model-dir "$dir/bert" --input "$dir/titles.txt" >/dev/null 2>"$dir/bert_predict.loaded"
-runtime_only "$dir/bert_predict.loaded" predict
 source "$(dirname "$0")/serve_lib.sh"
-export LD_DEBUG=files LD_DEBUG_OUTPUT="$dir/serve.loaded"  # one file per process: PATH.PID
-start_server "$dir/serve.log" --model-dir "$dir/bert" --threads 1
-unset LD_DEBUG LD_DEBUG_OUTPUT
-served_pid=$server_pid
-post_json 200 "$dir/served.json" '{"titles": ["央行宣布下调存款准备金率"]}'
-stop_server TERM
-runtime_only "$dir/serve.loaded.$served_pid" serve
+for bundle in bert bert-int8; do
+  LD_DEBUG=files "$NEWSCLS_BIN" predict --model-dir "$dir/$bundle" --input "$dir/titles.txt" >/dev/null \
+    2>"$dir/$bundle.predict.loaded"
+  runtime_only "$dir/$bundle.predict.loaded" "predict on $bundle"
+  export LD_DEBUG=files LD_DEBUG_OUTPUT="$dir/$bundle.serve.loaded"  # one file per process: PATH.PID
+  start_server "$dir/$bundle.serve.log" --model-dir "$dir/$bundle" --threads 1
+  unset LD_DEBUG LD_DEBUG_OUTPUT
+  served_pid=$server_pid
+  post_json 200 "$dir/$bundle.served.json" '{"titles": ["央行宣布下调存款准备金率"]}'
+  stop_server TERM
+  runtime_only "$dir/$bundle.serve.loaded.$served_pid" "serve on $bundle"
+done
 echo "test_house_rules: ok"

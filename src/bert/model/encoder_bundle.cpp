@@ -1,18 +1,12 @@
 #include "bert/model/encoder_bundle.h"
 
 #include <algorithm>
-#include <memory>
 
-#include "bert/model/tensor_io.h"
+#include "bert/model/state_payload.h"
 #include "bert/tokens/title_tokenizer.h"
 #include "newscls/core/error.h"
 
 namespace newscls::bert {
-namespace {
-
-constexpr const char* kEncoderPayload = "encoder.bin";
-
-}  // namespace
 
 EncoderBundle open_encoder_bundle(const std::string& dir) {
   Bundle bundle = Bundle::open(dir);
@@ -24,17 +18,19 @@ EncoderBundle open_encoder_bundle(const std::string& dir) {
   return {TitleTokenizer::load(bundle, options.tokenizer), std::move(options), bundle.payload_path(kEncoderPayload)};
 }
 
-void save_encoder_payloads(BundleWriter& writer, const TitleTokenizer& vocab, const EncoderImpl& encoder) {
-  vocab.save(writer, encoder.arch().vocab_size);
-  save_tensors(writer.payload_path(kEncoderPayload), named_state(encoder));
-}
-
 void verify_encoder_bundle(const std::string& dir) {
   EncoderBundle enc = open_encoder_bundle(dir);
   Architecture arch = enc.options.arch;
-  arch.vocab_size = std::max(arch.vocab_size, enc.vocab.size());  // as build_model sizes it
-  ClassifierModel model(arch, /*num_classes=*/0, std::make_shared<MaskRng>(1));
-  load_tensors(enc.weights_path, named_state(*model->encoder));
+  arch.vocab_size = std::max(arch.vocab_size, enc.vocab.size());  // as the training library sizes it
+  // The encoder's own tensors: a headless classifier's, without their "encoder." prefix.
+  const std::string prefix = "encoder.";
+  std::vector<TensorSpec> specs;
+  for (TensorSpec& spec : expected_state(arch, /*num_classes=*/0)) {
+    if (spec.name.rfind(prefix, 0) != 0) continue;
+    spec.name.erase(0, prefix.size());
+    specs.push_back(std::move(spec));
+  }
+  read_float_state(enc.weights_path, specs);
 }
 
 }  // namespace newscls::bert

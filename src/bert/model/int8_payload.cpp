@@ -36,14 +36,6 @@ void write_tensor(PayloadWriter& w, const std::string& name, const torch::Tensor
 
 }  // namespace
 
-bool has_int8_weights(const Bundle& bundle) { return bundle.manifest().payloads.count(kInt8Payload) > 0; }
-
-void refuse_int8_source(const Bundle& bundle) {
-  if (has_int8_weights(bundle)) {
-    throw UsageError(bundle.dir() + " holds int8 weights: compress the float bundle it was quantised from");
-  }
-}
-
 void save_int8_weights(const std::string& path, const torch::nn::Module& model, const Int8Layout& layout) {
   const NamedTensors state = named_state(model);
   PayloadWriter w(path, kMagic, kInt8PayloadVersion);
@@ -66,7 +58,8 @@ Int8Layout load_int8_weights(const std::string& path, torch::nn::Module& model) 
   for (std::size_t i = 0; i < state.size(); ++i) {
     NamedArray& a = read.tensors[i];
     torch::Tensor target = state[i].second;
-    target.copy_(torch::from_blob(a.values.data(), target.sizes(), torch::kFloat32));
+    std::vector<float> values = dequantized(a);
+    target.copy_(torch::from_blob(values.data(), target.sizes(), torch::kFloat32));
     if (a.int8.empty()) continue;
     Int8Rows q;
     q.values = torch::from_blob(a.int8.data(), target.sizes(), torch::kInt8).clone();

@@ -19,22 +19,16 @@
 
 #include <torch/torch.h>
 
-#include "newscls/core/bundle.h"
+#include "bert/model/state_payload.h"
 
 namespace newscls::bert {
 
-constexpr const char* kInt8Payload = "weights.int8.bin";
-constexpr std::uint32_t kInt8PayloadVersion = 1;
 
 struct Int8Layout {
   std::string engine;               // the quantized engine the twins run on
   std::set<std::string> int8_names;  // tensors stored as int8 rows; the rest stay f32
 };
 
-bool has_int8_weights(const Bundle& bundle);
-// Pruning and distillation start from float weights: an int8 bundle is a UsageError saying so
-// ("lists no payload 'weights.bin'" said nothing).
-void refuse_int8_source(const Bundle& bundle);
 void save_int8_weights(const std::string& path, const torch::nn::Module& model, const Int8Layout& layout);
 // Throws ModelFormatError naming the file on a wrong magic/version, a truncated or corrupt
 // payload, or tensors that do not fit the model.

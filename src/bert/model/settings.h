@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bert/model/encoder.h"
+#include "bert/model/architecture.h"
 
 namespace newscls::bert {
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "newscls/core/binary_io.h"
 #include "newscls/core/error.h"
@@ -13,7 +12,6 @@ namespace {
 constexpr char kFloatMagic[4] = {'N', 'C', 'B', 'W'};
 constexpr std::uint32_t kFloatVersion = 1;
 constexpr char kInt8Magic[4] = {'N', 'C', 'Q', '8'};
-constexpr std::uint32_t kInt8Version = 1;
 constexpr std::uint32_t kMaxDims = 8;
 constexpr std::uint8_t kF32 = 0, kInt8 = 1;
 
@@ -103,15 +101,7 @@ NamedArray read_int8_tensor(PayloadReader& r, const TensorSpec& spec) {
   if (std::any_of(a.scales.begin(), a.scales.end(), [](float s) { return !(s > 0.0f) || !std::isfinite(s); })) {
     throw ModelFormatError(path, "int8 tensor '" + spec.name + "' has a scale that is not a positive number");
   }
-  a.int8.resize(static_cast<std::size_t>(n));
-  std::memcpy(a.int8.data(), bytes.data(), bytes.size());
-  // As dequantize_rows: each value times its row's scale, in f32.
-  a.values.resize(static_cast<std::size_t>(n));
-  const std::int64_t cols = a.shape[0] > 0 ? n / a.shape[0] : 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    a.values[static_cast<std::size_t>(i)] =
-        static_cast<float>(a.int8[static_cast<std::size_t>(i)]) * a.scales[static_cast<std::size_t>(i / cols)];
-  }
+  a.int8.assign(bytes.begin(), bytes.end());
   return a;
 }
 
@@ -158,10 +148,10 @@ std::vector<NamedArray> read_float_state(const std::string& path, const std::vec
 }
 
 Int8State read_int8_state(const std::string& path, const std::vector<TensorSpec>& specs) {
-  PayloadReader r(path, kInt8Magic, kInt8Version);
-  if (r.version() != kInt8Version) {
+  PayloadReader r(path, kInt8Magic, kInt8PayloadVersion);
+  if (r.version() != kInt8PayloadVersion) {
     throw ModelFormatError(path, "int8 payload version " + std::to_string(r.version()) + " is not " +
-                                     std::to_string(kInt8Version));
+                                     std::to_string(kInt8PayloadVersion));
   }
   Int8State state;
   state.engine = r.str();
@@ -181,13 +171,23 @@ void write_shape(PayloadWriter& w, const NamedArray& a) {
 
 }  // namespace
 
+std::vector<float> dequantized(const NamedArray& a) {
+  if (a.int8.empty()) return a.values;
+  // As dequantize_rows: each value times its row's scale, in f32.
+  std::vector<float> out(a.int8.size());
+  const std::size_t cols = a.scales.empty() ? 0 : a.int8.size() / a.scales.size();
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(a.int8[i]) * a.scales[i / cols];
+  return out;
+}
+
 void write_float_state(const std::string& path, const std::vector<NamedArray>& state) {
   PayloadWriter w(path, kFloatMagic, kFloatVersion);
   w.u64(state.size());
   for (const NamedArray& a : state) {
     w.str(a.name);
     write_shape(w, a);
-    w.f32_array(a.values.data(), a.values.size());
+    const std::vector<float> values = dequantized(a);
+    w.f32_array(values.data(), values.size());
   }
   w.finish();
 }
@@ -212,7 +212,7 @@ void quantize_array_rows(NamedArray& a) {
 }
 
 void write_int8_state(const std::string& path, const Int8State& state) {
-  PayloadWriter w(path, kInt8Magic, kInt8Version);
+  PayloadWriter w(path, kInt8Magic, kInt8PayloadVersion);
   w.str(state.engine);
   w.u64(state.tensors.size());
   for (const NamedArray& a : state.tensors) {
@@ -228,6 +228,14 @@ void write_int8_state(const std::string& path, const Int8State& state) {
     w.str(std::string(reinterpret_cast<const char*>(a.int8.data()), a.int8.size()));
   }
   w.finish();
+}
+
+bool has_int8_weights(const Bundle& bundle) { return bundle.manifest().payloads.count(kInt8Payload) > 0; }
+
+void refuse_int8_source(const Bundle& bundle) {
+  if (has_int8_weights(bundle)) {
+    throw UsageError(bundle.dir() + " holds int8 weights: compress the float bundle it was quantised from");
+  }
 }
 
 }  // namespace newscls::bert

@@ -14,8 +14,19 @@
 #include <vector>
 
 #include "bert/model/architecture.h"
+#include "newscls/core/bundle.h"
 
 namespace newscls::bert {
+
+// An int8 bundle's weights payload (made by `newscls compress --method quantize`), in place of
+// weights.bin.
+constexpr const char* kInt8Payload = "weights.int8.bin";
+constexpr std::uint32_t kInt8PayloadVersion = 1;
+
+bool has_int8_weights(const Bundle& bundle);
+// Pruning and distillation start from float weights: an int8 bundle is a UsageError saying so
+// ("lists no payload 'weights.bin'" said nothing).
+void refuse_int8_source(const Bundle& bundle);
 
 struct TensorSpec {
   std::string name;
@@ -25,10 +36,13 @@ struct TensorSpec {
 struct NamedArray {
   std::string name;
   std::vector<std::int64_t> shape;
-  std::vector<float> values;        // f32, the int8 rows dequantised where stored so
+  std::vector<float> values;        // f32; empty where read as int8 rows (dequantized() gives them)
   std::vector<std::int8_t> int8;    // row-major int8 values; empty when stored as f32
   std::vector<float> scales;        // per row (shape[0]) when int8
 };
+
+// a's values in f32: its values, or its int8 rows times their scales (as LibTorch dequantises).
+std::vector<float> dequantized(const NamedArray& a);
 
 // The LibTorch ClassifierModel's named_state (parameters in registration order) for this
 // architecture; num_classes 0: no classifier.
@@ -40,6 +54,8 @@ struct Int8State {
   std::string engine;
   std::vector<NamedArray> tensors;
 };
+// Tensors stored as int8 rows keep them (int8, scales) and no f32 values: the runtime reads
+// its embedding tables row by row and its Linears run int8, so nothing is dequantised whole.
 Int8State read_int8_state(const std::string& path, const std::vector<TensorSpec>& specs);
 
 // The same payloads written back: every tensor as f32 (its values), or, int8, each tensor that

@@ -24,7 +24,9 @@ class StateIndex {
     return *found->second;
   }
   Linear linear(const std::string& name) const { return make_linear(at(name + ".weight"), at(name + ".bias")); }
-  Norm norm(const std::string& name) const { return {at(name + ".weight").values, at(name + ".bias").values}; }
+  Norm norm(const std::string& name) const {
+    return {dequantized(at(name + ".weight")), dequantized(at(name + ".bias"))};
+  }
 
  private:
   std::map<std::string, const NamedArray*> by_name_;
@@ -44,8 +46,17 @@ Matrix columns(const Matrix& x, std::int64_t from, std::int64_t n) {
   return out;
 }
 
-void add_row(float* dst, const float* src, std::int64_t n) {
-  for (std::int64_t c = 0; c < n; ++c) dst[c] += src[c];
+// dst += row `r` of an embedding table (n columns), f32 or int8 rows dequantised as LibTorch
+// does (value * scale in f32, then the sum): the same floats as a dequantised table's.
+void add_row(float* dst, const NamedArray& table, std::int64_t r, std::int64_t n) {
+  if (table.int8.empty()) {
+    const float* src = table.values.data() + r * n;
+    for (std::int64_t c = 0; c < n; ++c) dst[c] += src[c];
+    return;
+  }
+  const std::int8_t* q = table.int8.data() + r * n;
+  const float scale = table.scales[static_cast<std::size_t>(r)];
+  for (std::int64_t c = 0; c < n; ++c) dst[c] += static_cast<float>(q[c]) * scale;
 }
 
 }  // namespace
@@ -83,15 +94,16 @@ void keep_freed_memory_for_reuse() {
 
 }  // namespace
 
-InferenceModel::InferenceModel(const Architecture& arch, std::int64_t num_classes, const std::vector<NamedArray>& state)
-    : arch_(arch), classes_(num_classes) {
+InferenceModel::InferenceModel(const Architecture& arch, std::int64_t num_classes,
+                               std::shared_ptr<const std::vector<NamedArray>> state)
+    : arch_(arch), classes_(num_classes), state_(std::move(state)) {
   keep_freed_memory_for_reuse();
-  const StateIndex s(state);
-  tokens_ = s.at("encoder.token_embedding.weight").values;
-  positions_ = s.at("encoder.position_embedding.weight").values;
-  if (arch.type_vocab_size > 0) token_type_ = s.at("encoder.token_type_embedding.weight").values;
-  if (arch.bigram_buckets > 1) bigrams_ = s.at("encoder.bigram_embedding.weight").values;
-  if (arch.trigram_buckets > 1) trigrams_ = s.at("encoder.trigram_embedding.weight").values;
+  const StateIndex s(*state_);
+  tokens_ = &s.at("encoder.token_embedding.weight");
+  positions_ = &s.at("encoder.position_embedding.weight");
+  if (arch.type_vocab_size > 0) token_type_ = &s.at("encoder.token_type_embedding.weight");
+  if (arch.bigram_buckets > 1) bigrams_ = &s.at("encoder.bigram_embedding.weight");
+  if (arch.trigram_buckets > 1) trigrams_ = &s.at("encoder.trigram_embedding.weight");
   norm_ = s.norm("encoder.norm");
   for (std::int64_t l = 0; l < arch.layers; ++l) {
     const std::string p = "encoder.layers." + std::to_string(l) + ".";
@@ -125,18 +137,18 @@ Matrix InferenceModel::embed(const PaddedBatch& batch) const {
   std::vector<std::int64_t> bigram(static_cast<std::size_t>(t)), trigram(static_cast<std::size_t>(t));
   for (std::int64_t b = 0; b < batch.size; ++b) {
     const std::int64_t* ids = batch.ids.data() + b * t;
-    if (!bigrams_.empty()) ngram_buckets_of_row(ids, t, arch_.vocab_size, arch_.bigram_buckets, 2, bigram.data());
-    if (!trigrams_.empty()) ngram_buckets_of_row(ids, t, arch_.vocab_size, arch_.trigram_buckets, 3, trigram.data());
+    if (bigrams_ != nullptr) ngram_buckets_of_row(ids, t, arch_.vocab_size, arch_.bigram_buckets, 2, bigram.data());
+    if (trigrams_ != nullptr) ngram_buckets_of_row(ids, t, arch_.vocab_size, arch_.trigram_buckets, 3, trigram.data());
     for (std::int64_t j = 0; j < t; ++j) {
       if (ids[j] < 0 || ids[j] >= arch_.vocab_size) throw UsageError("token id outside the vocabulary");
       float* row = x.row(b * t + j);
       // In the LibTorch encoder's order: token + position, then type 0, bigram, trigram.
-      const float* tok = tokens_.data() + ids[j] * h;
-      const float* pos = positions_.data() + j * h;
-      for (std::int64_t c = 0; c < h; ++c) row[c] = tok[c] + pos[c];
-      if (!token_type_.empty()) add_row(row, token_type_.data(), h);
-      if (!bigrams_.empty()) add_row(row, bigrams_.data() + bigram[static_cast<std::size_t>(j)] * h, h);
-      if (!trigrams_.empty()) add_row(row, trigrams_.data() + trigram[static_cast<std::size_t>(j)] * h, h);
+      std::fill(row, row + h, 0.0f);
+      add_row(row, *tokens_, ids[j], h);  // 0 + tok: tok exactly
+      add_row(row, *positions_, j, h);
+      if (token_type_ != nullptr) add_row(row, *token_type_, 0, h);
+      if (bigrams_ != nullptr) add_row(row, *bigrams_, bigram[static_cast<std::size_t>(j)], h);
+      if (trigrams_ != nullptr) add_row(row, *trigrams_, trigram[static_cast<std::size_t>(j)], h);
     }
   }
   layer_norm(x, norm_, arch_.layer_norm_eps);

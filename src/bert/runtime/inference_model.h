@@ -5,6 +5,7 @@
 // LibTorch twins run them. Only read once built: threads may share one.
 //
 //   InferenceModel m(arch, num_classes, read_float_state(path, expected_state(arch, num_classes)));
+//   InferenceModel shared(arch, num_classes, state_ptr);   // reads the tables where they lie
 //   PaddedBatch batch = pad_titles(encoded, rows);
 //   Matrix probs = m.probs(batch);                       // B x classes
 //   EncoderPass pass = m.encode(batch, /*keep_weights=*/true, /*cls_only=*/false);
@@ -12,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "bert/model/architecture.h"
@@ -32,8 +34,12 @@ struct EncoderPass {
 
 class InferenceModel {
  public:
-  // state: expected_state(arch, num_classes)'s tensors, in its order.
-  InferenceModel(const Architecture& arch, std::int64_t num_classes, const std::vector<NamedArray>& state);
+  // state: expected_state(arch, num_classes)'s tensors, in its order. The model keeps the state
+  // and reads its embedding tables in place (int8 ones row by row): no copy of the largest tensors.
+  InferenceModel(const Architecture& arch, std::int64_t num_classes,
+                 std::shared_ptr<const std::vector<NamedArray>> state);
+  InferenceModel(const Architecture& arch, std::int64_t num_classes, std::vector<NamedArray> state)
+      : InferenceModel(arch, num_classes, std::make_shared<const std::vector<NamedArray>>(std::move(state))) {}
 
   // With cls_only (and no weights kept) the last layer computes the [CLS] position alone.
   EncoderPass encode(const PaddedBatch& batch, bool keep_weights, bool cls_only) const;
@@ -63,7 +69,10 @@ class InferenceModel {
 
   Architecture arch_;
   std::int64_t classes_ = 0;
-  std::vector<float> tokens_, positions_, token_type_, bigrams_, trigrams_;
+  std::shared_ptr<const std::vector<NamedArray>> state_;
+  // The embedding tables, in state_ (f32 or int8 rows); null when the architecture has none.
+  const NamedArray *tokens_ = nullptr, *positions_ = nullptr, *token_type_ = nullptr, *bigrams_ = nullptr,
+                   *trigrams_ = nullptr;
   Norm norm_;
   std::vector<Layer> layers_;
   Linear pooler_, classifier_;

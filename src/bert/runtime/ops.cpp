@@ -30,7 +30,7 @@ Linear make_linear(const NamedArray& weight, const NamedArray& bias) {
   Linear l;
   l.out = weight.shape.at(0);
   l.in = weight.shape.at(1);
-  l.bias = bias.values;
+  l.bias = dequantized(bias);
   if (!weight.int8.empty()) {
     l.int8 = std::make_shared<Int8Matmul>(weight.int8.data(), weight.scales.data(), l.bias, l.out, l.in);
   } else {

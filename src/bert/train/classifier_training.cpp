@@ -10,6 +10,7 @@
 #include "bert/model/tensor_io.h"
 #include "bert/tokens/batching.h"
 #include "bert/train/hf_import.h"
+#include "bert/train/trained_model.h"
 #include "bert/train/training.h"
 #include "newscls/core/atomic_file.h"
 #include "newscls/core/config.h"
@@ -36,13 +37,13 @@ nlohmann::json resumed_pretrain_facts(const std::string& saved) {
 
 // --init hf:DIR: architecture, WordPiece vocabulary and encoder from the checkpoint, a fresh
 // classifier head for the data's labels.
-nlohmann::json init_from_hf(ClassifierState& s, const std::string& dir, const std::vector<std::string>& given_keys,
-                            std::int64_t num_classes) {
+nlohmann::json init_from_hf(ClassifierState& s, TrainedModel& m, const std::string& dir,
+                            const std::vector<std::string>& given_keys, std::int64_t num_classes) {
   const hf::BertCheckpoint ck = hf::load_bert_checkpoint(dir);
   adopt_checkpoint_architecture(ck, given_keys, s.config, s.options);
   s.vocab = TitleTokenizer(ck.tokenizer);
-  build_model(s, num_classes);
-  copy_checkpoint_weights(ck, *s.model, /*fresh_head=*/true);
+  build_model(s, m, num_classes);
+  copy_checkpoint_weights(ck, *m.model, /*fresh_head=*/true);
   spdlog::info("fine-tuning from Hugging Face checkpoint {} ({} layers, hidden {}, {} frozen)", dir,
                s.options.arch.layers, s.options.arch.hidden, s.options.freeze_layers);
   return {{"init_dir", std::string(kHfInitPrefix) + dir}, {"pretrained_lr", s.options.pretrained_lr}};
@@ -69,10 +70,10 @@ void adopt_encoder_architecture(ClassifierState& s, const Options& encoder) {
   set_architecture(s.config, s.options.arch);
 }
 
-nlohmann::json prepare_encoder(ClassifierState& s, const TrainContext& ctx, Collective* comm,
+nlohmann::json prepare_encoder(ClassifierState& s, TrainedModel& m, const TrainContext& ctx, Collective* comm,
                                const Stopwatch& since_start) {
   const auto num_classes = static_cast<std::int64_t>(ctx.labels->size());
-  if (ctx.init_dir.rfind(kHfInitPrefix, 0) == 0) return init_from_hf(s, ctx.init_dir.substr(3), ctx.given_keys, num_classes);
+  if (ctx.init_dir.rfind(kHfInitPrefix, 0) == 0) return init_from_hf(s, m, ctx.init_dir.substr(3), ctx.given_keys, num_classes);
   if (!ctx.init_dir.empty()) {
     EncoderBundle enc = open_encoder_bundle(ctx.init_dir);
     const nlohmann::json defaults = strip_docs(default_options_json());
@@ -85,31 +86,31 @@ nlohmann::json prepare_encoder(ClassifierState& s, const TrainContext& ctx, Coll
     refuse_if_set(s.config, defaults, ctx.given_keys, "tokenizer", enc.options.tokenizer, ctx.init_dir);
     adopt_encoder_architecture(s, enc.options);
     s.vocab = std::move(enc.vocab);
-    build_model(s, num_classes);
-    load_tensors(enc.weights_path, named_state(*s.model->encoder));
+    build_model(s, m, num_classes);
+    load_tensors(enc.weights_path, named_state(*m.model->encoder));
     spdlog::info("fine-tuning from encoder bundle {}", ctx.init_dir);
     return {{"init_dir", ctx.init_dir}};
   }
   s.vocab = TitleTokenizer(CharVocab::build(ctx.train->titles, s.options.vocab_min_count, s.options.vocab_max_size));
-  build_model(s, num_classes);
+  build_model(s, m, num_classes);
   if (s.options.pretrain_epochs == 0) return nlohmann::json::object();
   const std::string saved = ctx.work_dir.empty() ? "" : ctx.work_dir + "/bert_pretrained.bin";
   const bool have_checkpoint = has_checkpoint(ctx.work_dir);
   if (ctx.resume && (have_checkpoint || (!saved.empty() && fs::exists(saved)))) {
-    if (!have_checkpoint) load_tensors(saved, named_state(*s.model->encoder));
+    if (!have_checkpoint) load_tensors(saved, named_state(*m.model->encoder));
     spdlog::info("resume: pretraining already done");
     return resumed_pretrain_facts(saved);
   }
   // Pretraining keeps no checkpoints of its own: a run stopped inside it starts it again.
   if (ctx.resume) spdlog::warn("resume: the interrupted run had not finished pretraining; pretraining from the start");
   Encoded titles = encode_titles(*s.vocab, ctx.train->titles, s.options.arch.max_len);
-  nlohmann::json facts = pretrain_mlm(s.model->encoder, s.rng, s.options, {&titles, s.vocab->size(), ctx.seed, comm, s.vocab->mask_ids()});
+  nlohmann::json facts = pretrain_mlm(m.model->encoder, m.rng, s.options, {&titles, s.vocab->size(), ctx.seed, comm, s.vocab->mask_ids()});
   if (!saved.empty() && comm->is_root()) {
     nlohmann::json kept = facts;  // for a resumed run's manifest, with the time spent so far
     kept["wall_seconds"] = since_start.seconds();
     write_json_atomic(saved + ".json", kept);
     // Its existence means "pretraining done" to --resume: never a half-written file.
-    save_tensors(saved + ".tmp", named_state(*s.model->encoder));
+    save_tensors(saved + ".tmp", named_state(*m.model->encoder));
     sync_path(saved + ".tmp");
     fs::rename(saved + ".tmp", saved);
     sync_path(ctx.work_dir);
@@ -129,19 +130,20 @@ nlohmann::json train_classifier(ClassifierState& s, const TrainContext& ctx) {
   spdlog::info("bert: {} LibTorch thread(s) (max_threads {}), OpenBLAS {}", at::get_num_threads(),
                s.options.max_threads, openblas_threads_note(ctx.threads));
   torch::manual_seed(ctx.seed);
-  s.rng->reseed(ctx.seed);
+  TrainedModel m;
+  m.rng->reseed(ctx.seed);
   s.label_names = ctx.labels->names;
   // Rank 0 alone writes the work folder; another rank, perhaps on its own machine, only reads it.
   if (!ctx.work_dir.empty() && ctx.distributed.rank == 0) make_directories(ctx.work_dir);
   Collective comm(ctx.distributed);
   comm.check_same(ctx.settings_fingerprint,
                   "the training settings (start every rank with the same command line, data and --init)");
-  nlohmann::json facts = prepare_encoder(s, ctx, &comm, watch);
+  nlohmann::json facts = prepare_encoder(s, m, ctx, &comm, watch);
   Options tuning = s.options;
   // A pretrained checkpoint's weights (imported, or continued from one) move at its own rate.
   if (ctx.init_dir.rfind(kHfInitPrefix, 0) == 0 || s.vocab->is_wordpiece()) tuning.lr = s.options.pretrained_lr;
   refuse_architecture_mistakes(s.options);  // again once --init has brought its own layer count
-  if (s.options.freeze_layers > 0) s.model->encoder->freeze(s.options.freeze_layers);
+  if (s.options.freeze_layers > 0) m.model->encoder->freeze(s.options.freeze_layers);
 
   const std::int64_t max_len = s.options.arch.max_len;
   Encoded train = encode_titles(*s.vocab, ctx.train->titles, max_len);
@@ -161,9 +163,10 @@ nlohmann::json train_classifier(ClassifierState& s, const TrainContext& ctx) {
   job.comm = &comm;
   job.since_start = &watch;
   job.resumed_seconds = facts.value(kResumedSecondsFact, 0.0);  // a first process's pretraining
-  facts.update(fine_tune(s.model, s.rng, tuning, job));
+  facts.update(fine_tune(m.model, m.rng, tuning, job));
   facts["vocab_size"] = s.vocab->size();
-  facts["parameters"] = parameter_count(*s.model);
+  facts["parameters"] = parameter_count(*m.model);
+  s.trained = tensors_of(*m.model);
   facts["threads"] = at::get_num_threads();
   facts["train_seconds"] = watch.seconds();
   return facts;

@@ -2,7 +2,7 @@
 // hf:DIR, a finished pretraining phase of an interrupted run, pretraining now, or random
 // weights), then the classifier fine-tuned (training.h) into the runtime's state.
 //
-//   nlohmann::json facts = train_classifier(state, ctx);   // state.model trained, in place
+//   nlohmann::json facts = train_classifier(state, ctx);   // state.trained: the tensors
 #pragma once
 
 #include <nlohmann/json.hpp>

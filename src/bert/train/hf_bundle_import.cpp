@@ -4,6 +4,7 @@
 #include "bert/bert.h"
 #include "bert/classifier_state.h"
 #include "bert/train/hf_import.h"
+#include "bert/train/trained_model.h"
 #include "newscls/core/error.h"
 #include "newscls/core/interrupt.h"
 #include "newscls/core/stopwatch.h"
@@ -29,9 +30,10 @@ nlohmann::json import_hf(ClassifierState& s, const std::string& dir) {
     throw ModelFormatError(dir + "/config.json", "a classifier needs id2label with at least 2 labels");
   }
   s.vocab = TitleTokenizer(ck.tokenizer);
-  build_model(s, head ? static_cast<std::int64_t>(s.label_names.size()) : 0);
-  copy_checkpoint_weights(ck, *s.model, /*fresh_head=*/false);
-  s.model->eval();
+  TrainedModel m;
+  build_model(s, m, head ? static_cast<std::int64_t>(s.label_names.size()) : 0);
+  copy_checkpoint_weights(ck, *m.model, /*fresh_head=*/false);
+  s.trained = tensors_of(*m.model);
   s.imported_from = dir;
   return {{"imported_from", dir},
           {"architectures", ck.config.architectures},

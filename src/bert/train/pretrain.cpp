@@ -7,6 +7,7 @@
 #include "bert/bert.h"
 #include "bert/kernels/blas_threads.h"
 #include "bert/model/encoder_bundle.h"
+#include "bert/model/tensor_io.h"
 #include "bert/tokens/batching.h"
 #include "bert/tokens/title_tokenizer.h"
 #include "bert/train/continued_encoder.h"
@@ -114,7 +115,8 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   if (!comm.is_root()) return facts;  // rank 0 writes the bundle
 
   BundleWriter writer(request.out_dir);
-  save_encoder_payloads(writer, vocab, *encoder);
+  vocab.save(writer, encoder->arch().vocab_size);
+  save_tensors(writer.payload_path(kEncoderPayload), named_state(*encoder));
   Manifest manifest;
   manifest.family = kEncoderFamily;
   manifest.labels = request.labels->names;
