@@ -21,7 +21,7 @@ constexpr const char* kEncoderFamily = "bert-encoder";
 
 struct EncoderBundle {
   TitleTokenizer vocab;
-  Options options;
+  Settings options;
   std::string weights_path;
 };
 
