@@ -11,10 +11,23 @@ namespace newscls::app {
 
 void setup_info(CLI::App& app) {
   auto model_dir = std::make_shared<std::string>();
+  auto defaults_of = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "info", "Verify a model bundle (checksums, family, config, payloads) and print its manifest as JSON");
   add_model_dir_option(*cmd, *model_dir);
-  cmd->callback([model_dir] {
+  // Required unless --defaults is given, which needs no bundle.
+  CLI::Option* model_dir_option = cmd->get_option("--model-dir")->required(false);
+  cmd->add_option("--defaults", *defaults_of,
+                  "Print a family's default config instead, each key with its doc and accepted values (what "
+                  "configs/<family>.json holds; scripts/gen_configs.sh writes them from it)")
+      ->check(CLI::IsMember(known_families()))
+      ->excludes(model_dir_option);
+  cmd->callback([model_dir, defaults_of] {
+    if (!defaults_of->empty()) {
+      std::printf("%s\n", find_family(*defaults_of).documented_config().dump(2).c_str());
+      return;
+    }
+    if (model_dir->empty()) throw CLI::RequiredError("--model-dir");
     const Bundle bundle = Bundle::open(*model_dir);
     // The family must exist and check the bundle as fully as loading it would.
     verify_bundle(bundle);

@@ -103,7 +103,7 @@ class BertClassifier final : public Classifier {
   void configure(const nlohmann::json& config) override {
     check_known_keys(config);
     state_.config = strip_docs(config);
-    state_.options = parse_options(state_.config);
+    state_.options = parse_settings(state_.config);
   }
   nlohmann::json config() const override { return state_.config; }
 
@@ -289,6 +289,6 @@ std::unique_ptr<Classifier> make_classifier(ClassifierState state) {
 
 std::unique_ptr<Classifier> make_classifier() { return std::make_unique<BertClassifier>(); }
 
-nlohmann::json default_config() { return default_options_json(); }
+nlohmann::json default_config() { return settings_table().documented(); }
 
 }  // namespace newscls::bert

@@ -26,8 +26,8 @@
 namespace newscls::bert {
 
 struct ClassifierState {
-  nlohmann::json config = strip_docs(default_options_json());  // without "_doc"
-  Options options = parse_options(config);
+  nlohmann::json config = settings_table().defaults();
+  Settings options = parse_settings(config);
   std::optional<TitleTokenizer> vocab;
   // A trained or imported model's tensors (expected_state's names and shapes), handed over
   // once: the classifier moves them into its runtime.

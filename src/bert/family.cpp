@@ -10,7 +10,7 @@ namespace {
 class BertFamily final : public Family {
  public:
   std::string name() const override { return "bert"; }
-  nlohmann::json default_config() const override { return bert::default_config(); }
+  const std::vector<ConfigKey>& config_keys() const override { return settings_table().keys(); }
   std::unique_ptr<Classifier> make_classifier() const override { return bert::make_classifier(); }
   bool has_attention() const override { return true; }
   bool trains_distributed() const override { return true; }
@@ -40,7 +40,7 @@ class BertFamily final : public Family {
     return training_library().teacher_weighting(method, overrides, teachers);
   }
   std::string without_classes(const Bundle& bundle) const override {
-    if (parse_options(bundle.manifest().config).classifier) return {};
+    if (parse_settings(bundle.manifest().config).classifier) return {};
     const nlohmann::json& facts = bundle.manifest().training;
     const std::string source = facts.is_object() && facts.value("imported_from", nlohmann::json()).is_string()
                                    ? facts["imported_from"].get<std::string>() : "HF_DIR";

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cascade/cascade.h"
+#include "cascade/settings.h"
 #include "newscls/core/atomic_file.h"
 #include "newscls/core/bundle.h"
 #include "newscls/core/classifier_loader.h"
@@ -98,16 +99,10 @@ class CascadeClassifier final : public Classifier {
   std::string family() const override { return "cascade"; }
 
   void configure(const nlohmann::json& config) override {
-    check_config_keys(config, default_config(), "cascade");
-    nlohmann::json c = strip_docs(default_config());
+    check_config_keys(config, settings_table().defaults(), "cascade");
+    nlohmann::json c = settings_table().defaults();
     merge_config(c, config, "cascade config");
-    config_string(c, "members");
-    config_double(c, "last_share", 0.0, 1.0);
-    config_int(c, "candidates", 2, 1000);
-    config_double(c, "slack", 0.0, 1.0);
-    const std::string combine = config_string(c, "combine");
-    if (combine != "product" && combine != "last") throw ConfigError("combine", "expected \"product\" or \"last\"");
-    product_ = combine == "product";
+    product_ = parse_settings(c).combine == "product";
     config_ = c;
   }
   nlohmann::json config() const override { return config_; }
@@ -409,22 +404,6 @@ void CascadeClassifier::reset_run_stats() {
 }
 
 }  // namespace
-
-nlohmann::json default_config() {
-  return {
-      {"_doc",
-       {{"members", "Trained bundle directories, comma-separated, cheapest first (2 or 3); copied into the bundle. A bare name that is no folder here is looked for next to the output folder; in a pipeline run, a bare name that is a stage of the run is that stage's bundle in the run folder, so the default chains the run's own fasttext and bert."},
-        {"last_share", "At most this share of dev titles may reach the last member (e.g. 0.15 for an LLM)."},
-        {"candidates", "Threshold candidates per member: quantiles of its calibrated dev scores."},
-        {"slack", "Accept a dev accuracy up to this much (a share of the titles) below the best thresholds' when that sends fewer titles on."},
-        {"combine", "\"product\": a title sent on gets the class of highest product of the calibrated probabilities of the members that saw it; \"last\": the last of them answers alone."}}},
-      {"members", "fasttext,bert"},
-      {"last_share", 1.0},
-      {"candidates", 40},
-      {"slack", 0.005},
-      {"combine", "product"},
-  };
-}
 
 std::unique_ptr<Classifier> make_classifier() { return std::make_unique<CascadeClassifier>(); }
 

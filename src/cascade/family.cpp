@@ -1,5 +1,6 @@
 // The cascade family as the registry sees it.
 #include "cascade/cascade.h"
+#include "cascade/settings.h"
 
 namespace newscls::cascade {
 namespace {
@@ -7,7 +8,7 @@ namespace {
 class CascadeFamily final : public Family {
  public:
   std::string name() const override { return "cascade"; }
-  nlohmann::json default_config() const override { return cascade::default_config(); }
+  const std::vector<ConfigKey>& config_keys() const override { return settings_table().keys(); }
   std::unique_ptr<Classifier> make_classifier() const override { return cascade::make_classifier(); }
   std::string unavailable_reason(const nlohmann::json& config) const override {
     return cascade::unavailable_reason(config);

@@ -5,6 +5,8 @@
 
 namespace newscls {
 
+nlohmann::ordered_json Family::documented_config() const { return newscls::documented_config(name(), config_keys()); }
+
 nlohmann::json Family::pretrain(const PretrainRequest&) const {
   throw UsageError("model family '" + name() + "' has no encoder to pretrain");
 }

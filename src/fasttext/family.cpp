@@ -1,6 +1,7 @@
 // The fasttext family as the registry sees it.
 #include "newscls/core/family.h"
 #include "fasttext/fasttext.h"
+#include "fasttext/settings.h"
 
 namespace newscls::fasttext {
 namespace {
@@ -8,7 +9,7 @@ namespace {
 class FastTextFamily final : public Family {
  public:
   std::string name() const override { return "fasttext"; }
-  nlohmann::json default_config() const override { return fasttext::default_config(); }
+  const std::vector<ConfigKey>& config_keys() const override { return settings_table().keys(); }
   std::unique_ptr<Classifier> make_classifier() const override { return fasttext::make_classifier(); }
 };
 

@@ -134,6 +134,6 @@ std::vector<Prediction> FastTextClassifier::predict_batch(const std::vector<std:
 
 std::unique_ptr<Classifier> make_classifier() { return std::make_unique<FastTextClassifier>(); }
 
-nlohmann::json default_config() { return settings_defaults(); }
+nlohmann::json default_config() { return settings_table().documented(); }
 
 }  // namespace newscls::fasttext

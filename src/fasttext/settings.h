@@ -1,5 +1,5 @@
-// The fasttext family's config: defaults (mirrored in configs/fasttext.json) and the
-// validated, typed form the engine uses.
+// The fasttext family's config: its table of keys (configs/fasttext.json is generated from it)
+// and the validated, typed form the engine uses.
 //
 //   Settings s = parse_settings(config);     // ConfigError names the bad key
 //   nlohmann::json back = to_json(s);
@@ -11,32 +11,37 @@
 #include <nlohmann/json.hpp>
 
 #include "fasttext/model.h"
+#include "newscls/core/config_table.h"
 
 namespace newscls::fasttext {
 
+// No defaults here: parse_settings fills every member from settings_table().
 struct Settings {
-  int dim = 50;
-  int epochs = 10;
-  double lr = 0.5;
-  int ngram_max = 3;
-  std::uint32_t buckets = 1u << 21;
-  int min_count = 1;
-  int ngram_min_count = 2;
-  bool skip_bigrams = false;
-  Loss loss = Loss::kOneVsAll;
-  bool idf = true;
-  Pooling pooling = Pooling::kMean;
-  double dropout = 0.2;
-  double label_smoothing = 0.0;
-  bool fold_punctuation = false;  // normalize_title(title, true); bundles without the key: false
-  int ensemble = 1;
-  int threads = 0;               // ignored: --threads wins (see run_threads); kept so bundles load
-  bool autotune = false;
-  double autotune_seconds = 120;
-  bool quantize = false;
-  int quantize_keep_rows = 0;    // 0 = keep every row (see quantize.h)
+  int dim{};
+  int epochs{};
+  double lr{};
+  int ngram_max{};
+  std::uint32_t buckets{};
+  int min_count{};
+  int ngram_min_count{};
+  bool skip_bigrams{};
+  Loss loss{};
+  bool idf{};
+  Pooling pooling{};
+  double dropout{};
+  double label_smoothing{};
+  bool fold_punctuation{};  // normalize_title(title, true)
+  int ensemble{};
+  int threads{};            // ignored: --threads wins (see run_threads); kept so bundles load
+  bool autotune{};
+  double autotune_seconds{};
+  bool quantize{};
+  int quantize_keep_rows{};  // 0 = keep every row (see quantize.h)
 };
 
+// Each key with its default, range and doc: the one source of all of them.
+const ConfigTable<Settings>& settings_table();
+// The defaults without docs.
 nlohmann::json settings_defaults();
 Settings parse_settings(const nlohmann::json& config);
 nlohmann::json to_json(const Settings& s);

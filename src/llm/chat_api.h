@@ -18,7 +18,7 @@
 
 namespace newscls::llm {
 
-// Filled from the config (llm_default_config() holds the defaults).
+// Filled from the config (settings_table() holds the defaults).
 struct RequestOptions {
   std::string model;
   double temperature = 0;

@@ -3,6 +3,7 @@
 #include "newscls/core/family.h"
 #include "llm/api_key.h"
 #include "llm/llm.h"
+#include "llm/settings.h"
 
 namespace newscls::llm {
 namespace {
@@ -11,7 +12,7 @@ class LlmFamily final : public Family {
  public:
   std::string name() const override { return "llm"; }
   bool pays_per_prediction() const override { return true; }
-  nlohmann::json default_config() const override { return llm::default_config(); }
+  const std::vector<ConfigKey>& config_keys() const override { return settings_table().keys(); }
   std::unique_ptr<Classifier> make_classifier() const override { return llm::make_classifier(); }
   std::string unavailable_reason(const nlohmann::json& config) const override {
     return llm::unavailable_reason(config);

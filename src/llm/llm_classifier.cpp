@@ -66,7 +66,7 @@ Prompt prompt_from_json(const nlohmann::json& j, const std::string& path) {
 }  // namespace
 
 void LlmClassifier::configure(const nlohmann::json& config) {
-  config_ = LlmConfig::from_json(config);
+  config_ = parse_settings(config);
   config_json_ = effective_llm_config(config);
   engine_.reset();
   cache_.reset();
@@ -364,6 +364,6 @@ void LlmClassifier::reset_run_stats() {
 
 std::unique_ptr<Classifier> make_classifier() { return std::make_unique<LlmClassifier>(); }
 
-nlohmann::json default_config() { return llm_default_config(); }
+nlohmann::json default_config() { return settings_table().documented(); }
 
 }  // namespace newscls::llm

@@ -69,7 +69,7 @@ class LlmClassifier : public Classifier {
   void pause_if_down(const std::string& why);
   void endpoint_answered();
 
-  LlmConfig config_;
+  Settings config_;
   nlohmann::json config_json_ = nlohmann::json::object();
   std::optional<Prompt> prompt_;
   std::unique_ptr<ResponseCache> cache_;

@@ -1,6 +1,7 @@
 // The tfidf-rf family as the registry sees it.
 #include "newscls/core/family.h"
 #include "tfidf_rf/tfidf_rf.h"
+#include "tfidf_rf/settings.h"
 
 namespace newscls::tfidf_rf {
 namespace {
@@ -8,7 +9,7 @@ namespace {
 class TfidfRfFamily final : public Family {
  public:
   std::string name() const override { return "tfidf-rf"; }
-  nlohmann::json default_config() const override { return tfidf_rf::default_config(); }
+  const std::vector<ConfigKey>& config_keys() const override { return settings_table().keys(); }
   std::unique_ptr<Classifier> make_classifier() const override { return tfidf_rf::make_classifier(); }
 };
 

@@ -1,4 +1,4 @@
-// The tfidf-rf family's config: its documented defaults (configs/tfidf-rf.json mirrors them)
+// The tfidf-rf family's config: its table of keys (configs/tfidf-rf.json is generated from it)
 // and their validation into Settings.
 #pragma once
 
@@ -7,21 +7,26 @@
 
 #include <nlohmann/json.hpp>
 
+#include "newscls/core/config_table.h"
 #include "tfidf_rf/features.h"
 #include "tfidf_rf/forest.h"
 #include "tfidf_rf/tfidf.h"
 
 namespace newscls::tfidf_rf {
 
+// Filled from settings_table() by parse_settings; the members of tokens, tfidf and forest
+// that are no config key keep their own defaults.
 struct Settings {
   TokenOptions tokens;
-  bool subword = false;
-  int subword_vocab_size = 0;
+  bool subword{};
+  int subword_vocab_size{};
   TfidfOptions tfidf;
   ForestOptions forest;
   std::string features_per_split;
 };
 
+// Each key with its default, range and doc: the one source of all of them.
+const ConfigTable<Settings>& settings_table();
 // Throws ConfigError naming the key.
 Settings parse_settings(const nlohmann::json& config);
 

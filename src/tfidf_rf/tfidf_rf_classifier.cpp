@@ -40,7 +40,6 @@ class TfidfRfClassifier : public Classifier {
   std::string family() const override { return "tfidf-rf"; }
 
   void configure(const nlohmann::json& config) override {
-    check_config_keys(config, default_config(), "tfidf-rf");
     nlohmann::json c = strip_docs(config);
     settings_ = parse_settings(c);
     config_ = c;

@@ -21,6 +21,7 @@
 
 #include "newscls/core/bundle.h"
 #include "newscls/core/classifier.h"
+#include "newscls/core/config_table.h"
 #include "newscls/core/data.h"
 
 namespace newscls {
@@ -81,9 +82,13 @@ class Family {
   virtual ~Family() = default;
   virtual std::string name() const = 0;
 
-  // The single source of the family's defaults, with "_doc" strings; configs/<name>.json
-  // mirrors it (a unit test checks).
-  virtual nlohmann::json default_config() const = 0;
+  // The keys of the family's config table (newscls/core/config_table.h): the single source of
+  // its defaults, their docs and the values they accept.
+  virtual const std::vector<ConfigKey>& config_keys() const = 0;
+  // The defaults with their "_doc" strings, in the table's order: what configs/<name>.json holds
+  // (scripts/gen_configs.sh writes it from `newscls info --defaults <name>`).
+  nlohmann::ordered_json documented_config() const;
+  nlohmann::json default_config() const { return documented_config(); }
   virtual std::unique_ptr<Classifier> make_classifier() const = 0;
 
   // Empty when a stage with this effective config can run here and now; else why not and

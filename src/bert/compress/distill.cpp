@@ -54,8 +54,8 @@ DistillSettings parse_distill(const nlohmann::json& c) {
 }
 
 // The student's options: the teacher's, with the settings' architecture and schedule.
-Options student_options(const FloatBert& t, const DistillSettings& s) {
-  Options o = t.options;
+Settings student_options(const FloatBert& t, const DistillSettings& s) {
+  Settings o = t.options;
   o.arch.layers = s.layers;
   if (s.hidden > 0) o.arch.hidden = s.hidden;
   if (s.heads > 0) o.arch.heads = s.heads;
@@ -164,7 +164,7 @@ torch::Tensor soft_labels(const CompressRequest& r, const std::vector<std::strin
   return soften_probabilities(probs, temperature);
 }
 
-void write_student(const CompressRequest& r, const FloatBert& t, ClassifierModel& student, const Options& o,
+void write_student(const CompressRequest& r, const FloatBert& t, ClassifierModel& student, const Settings& o,
                    const nlohmann::json& facts) {
   nlohmann::json config = t.config;  // a key the teacher predates stays absent: the student has its neutral value too
   set_architecture(config, o.arch);
@@ -284,7 +284,7 @@ nlohmann::json distill_bundle(const CompressRequest& r) {
   nlohmann::json used;
   const DistillSettings s = settings_of(r, used);
   const FloatBert t = load_float_bert(Bundle::open(r.model_dir), std::make_shared<MaskRng>(1));
-  const Options o = student_options(t, s);
+  const Settings o = student_options(t, s);
   at::set_num_threads(std::max(1, std::min(r.threads, o.max_threads)));
   torch::manual_seed(r.seed);
   auto rng = std::make_shared<MaskRng>(r.seed);

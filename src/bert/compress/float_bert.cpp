@@ -17,7 +17,7 @@ FloatBert load_float_bert(const Bundle& bundle, const std::shared_ptr<MaskRng>& 
   FloatBert b;
   b.manifest = bundle.manifest();
   b.config = strip_docs(b.manifest.config);
-  b.options = parse_options(b.config);
+  b.options = parse_settings(b.config);
   b.tokenizer = TitleTokenizer::load(bundle, b.options.tokenizer);
   b.tokenizer->set_fold_punctuation(b.options.fold_punctuation);
   b.options.arch.vocab_size = std::max(b.options.arch.vocab_size, b.tokenizer->size());

@@ -192,9 +192,9 @@ std::size_t heads_within_drop(const PruneSettings& s, const PrunePlan& plan) {
   return k;
 }
 
-nlohmann::json recover(ClassifierModel model, const Options& options, const PruneSettings& s,
+nlohmann::json recover(ClassifierModel model, const Settings& options, const PruneSettings& s,
                        const CompressRequest& r, const Encoded& train, const Encoded& dev) {
-  Options tuning = options;
+  Settings tuning = options;
   tuning.epochs = s.recover_epochs;
   tuning.lr = s.recover_lr;
   tuning.warmup = s.recover_warmup;

@@ -60,7 +60,7 @@ nlohmann::json quantize_settings(const std::vector<std::string>& overrides) {
 
 // How far the int8 model's probabilities are from the F32 model's on the first dev titles.
 nlohmann::json agreement(ClassifierModel f32, ClassifierModel int8, const TitleTokenizer& vocab,
-                         const Dataset* dev, const Options& options) {
+                         const Dataset* dev, const Settings& options) {
   if (dev == nullptr || dev->size() == 0) return nlohmann::json::object();
   const Encoded titles = encode_titles(vocab, dev->titles, options.arch.max_len, kCheckTitles);
   const torch::Tensor a = predict_probs(f32, titles, options.predict_batch_size);
@@ -77,7 +77,7 @@ nlohmann::json quantize_bundle(const CompressRequest& request) {
   select_int8_engine(settings.at("engine").get<std::string>());
   auto rng = std::make_shared<MaskRng>(request.seed);
   const FloatBert source = load_float_bert(Bundle::open(request.model_dir), rng);
-  const Options& options = source.options;
+  const Settings& options = source.options;
   at::set_num_threads(std::max(1, std::min(request.threads, options.max_threads)));
   const TitleTokenizer& vocab = *source.tokenizer;
   const std::int64_t classes = source.classes;

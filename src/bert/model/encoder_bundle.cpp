@@ -14,7 +14,7 @@ EncoderBundle open_encoder_bundle(const std::string& dir) {
     throw ModelFormatError(dir, "is a '" + bundle.manifest().family + "' bundle, not a " +
                                     kEncoderFamily + " (made by newscls pretrain)");
   }
-  Options options = parse_options(bundle.manifest().config);
+  Settings options = parse_settings(bundle.manifest().config);
   return {TitleTokenizer::load(bundle, options.tokenizer), std::move(options), bundle.payload_path(kEncoderPayload)};
 }
 

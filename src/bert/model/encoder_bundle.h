@@ -21,7 +21,7 @@ constexpr const char* kEncoderPayload = "encoder.bin";
 
 struct EncoderBundle {
   TitleTokenizer vocab;
-  Options options;
+  Settings options;
   std::string weights_path;
 };
 

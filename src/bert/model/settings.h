@@ -1,7 +1,8 @@
-// The bert family's config: defaults (mirrored in configs/bert.json) and validation.
+// The bert family's config: its table of keys (configs/bert.json is generated from it) and
+// their validation into Settings.
 //
-// default_options_json() is the single source of the defaults; Options and Architecture
-// hold no defaults of their own (zero until parse_options fills them from a config).
+// settings_table() is the single source of the defaults; Settings and Architecture hold no
+// defaults of their own (zero until parse_settings fills them from a config).
 #pragma once
 
 #include <cstdint>
@@ -10,10 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "bert/model/architecture.h"
+#include "newscls/core/config_table.h"
 
 namespace newscls::bert {
 
-struct Options {
+struct Settings {
   Architecture arch;          // vocab_size filled in once the vocabulary exists
   std::string tokenizer;      // "char" (own CharVocab) or "wordpiece" (an imported vocab.txt)
   bool fold_punctuation{};    // char tokenizer: punctuation reads as a space (normalize_title)
@@ -40,9 +42,10 @@ struct Options {
   int max_threads{};
 };
 
-nlohmann::json default_options_json();
+// Each key with its default, range and doc: the one source of all of them.
+const ConfigTable<Settings>& settings_table();
 // Throws ConfigError naming the key.
-Options parse_options(const nlohmann::json& config);
+Settings parse_settings(const nlohmann::json& config);
 // Keys that change how a run goes, not what it computes (threads, prediction batches).
 std::vector<std::string> execution_keys();
 // Writes the architecture keys (layers, hidden, heads, ff, max_len, tables, eps...) into a config.
@@ -55,12 +58,12 @@ constexpr const char* kHfInitPrefix = "hf:";
 void check_known_keys(const nlohmann::json& config);
 // Keys only import-hf and --init hf: set (tokenizer wordpiece, classifier false): refused when
 // training from the titles or pretraining a new encoder.
-void refuse_import_keys(const Options& o);
+void refuse_import_keys(const Settings& o);
 // What the config's own architecture rules out for a classifier (freeze_layers > layers, no
 // pooler); with --init the architecture is the encoder's, checked once it is read.
-void refuse_architecture_mistakes(const Options& o);
+void refuse_architecture_mistakes(const Settings& o);
 // Before training from init_dir ("" none, "hf:DIR", or an encoder bundle): the keys only an
 // import sets unless from a checkpoint, the architecture's mistakes when it is the config's.
-void check_trainable(const Options& o, const std::string& init_dir);
+void check_trainable(const Settings& o, const std::string& init_dir);
 
 }  // namespace newscls::bert

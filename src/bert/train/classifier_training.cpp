@@ -53,7 +53,7 @@ nlohmann::json init_from_hf(ClassifierState& s, TrainedModel& m, const std::stri
 // interrupted run, or by pretraining now (pretrain_epochs > 0), else random.
 // An encoder bundle's architecture: all of it when it was continued from an imported checkpoint
 // (a WordPiece vocabulary, positions, norms of its own), else the keys pretraining sets.
-void adopt_encoder_architecture(ClassifierState& s, const Options& encoder) {
+void adopt_encoder_architecture(ClassifierState& s, const Settings& encoder) {
   if (encoder.tokenizer != "char") {
     s.options.arch = encoder.arch;
     s.options.tokenizer = encoder.tokenizer;
@@ -76,7 +76,7 @@ nlohmann::json prepare_encoder(ClassifierState& s, TrainedModel& m, const TrainC
   if (ctx.init_dir.rfind(kHfInitPrefix, 0) == 0) return init_from_hf(s, m, ctx.init_dir.substr(3), ctx.given_keys, num_classes);
   if (!ctx.init_dir.empty()) {
     EncoderBundle enc = open_encoder_bundle(ctx.init_dir);
-    const nlohmann::json defaults = strip_docs(default_options_json());
+    const nlohmann::json defaults = settings_table().defaults();
     const Architecture& a = enc.options.arch;
     for (const auto& [key, value] : {std::pair<const char*, long long>{"layers", a.layers}, {"hidden", a.hidden},
                                      {"heads", a.heads}, {"ff", a.ff}, {"max_len", a.max_len},
@@ -139,7 +139,7 @@ nlohmann::json train_classifier(ClassifierState& s, const TrainContext& ctx) {
   comm.check_same(ctx.settings_fingerprint,
                   "the training settings (start every rank with the same command line, data and --init)");
   nlohmann::json facts = prepare_encoder(s, m, ctx, &comm, watch);
-  Options tuning = s.options;
+  Settings tuning = s.options;
   // A pretrained checkpoint's weights (imported, or continued from one) move at its own rate.
   if (ctx.init_dir.rfind(kHfInitPrefix, 0) == 0 || s.vocab->is_wordpiece()) tuning.lr = s.options.pretrained_lr;
   refuse_architecture_mistakes(s.options);  // again once --init has brought its own layer count

@@ -10,12 +10,12 @@
 namespace newscls::bert {
 namespace {
 
-Options adaptable_options(const Bundle& bundle) {
+Settings adaptable_options(const Bundle& bundle) {
   const Manifest& m = bundle.manifest();
   if (m.family != "bert") {
     throw ModelFormatError(bundle.dir(), "is a '" + m.family + "' bundle; continued pretraining needs a bert classifier");
   }
-  Options o = parse_options(m.config);
+  Settings o = parse_settings(m.config);
   if (m.payloads.count(kWeightsPayload) == 0) {
     throw UsageError(bundle.dir() + ": holds no float weights (an int8 bundle of compress?); adapt the float bundle it "
                      "was made from, then compress the result");
@@ -43,7 +43,7 @@ void copy_grown(const NamedTensors& from, const NamedTensors& into) {
 ContinuedEncoder continue_encoder(const std::string& bundle_dir, const std::vector<std::string>& corpus,
                                   const std::shared_ptr<MaskRng>& rng) {
   const Bundle bundle = Bundle::open(bundle_dir);
-  Options o = adaptable_options(bundle);
+  Settings o = adaptable_options(bundle);
   const TitleTokenizer trained_vocab = TitleTokenizer::load(bundle, o.tokenizer);
   o.arch.vocab_size = std::max(o.arch.vocab_size, trained_vocab.size());
   const auto classes = static_cast<std::int64_t>(o.classifier ? bundle.manifest().labels.size() : 0);

@@ -113,9 +113,9 @@ void copy_checkpoint_weights(const hf::BertCheckpoint& ck, ClassifierModelImpl& 
 }
 
 void adopt_checkpoint_architecture(const hf::BertCheckpoint& ck, const std::vector<std::string>& given_keys,
-                                   nlohmann::json& config, Options& options) {
+                                   nlohmann::json& config, Settings& options) {
   const std::string origin = "hf:" + ck.dir;
-  const nlohmann::json defaults = strip_docs(default_options_json());
+  const nlohmann::json defaults = settings_table().defaults();
   const hf::BertConfig& c = ck.config;
   refuse_if_set(config, defaults, given_keys, "layers", c.num_hidden_layers, origin);
   refuse_if_set(config, defaults, given_keys, "hidden", c.hidden_size, origin);

@@ -34,7 +34,7 @@ void copy_checkpoint_weights(const hf::BertCheckpoint& checkpoint, ClassifierMod
 // was given (with --set, or changed from its default) and contradicts the checkpoint is refused by name;
 // other keys take the checkpoint's values. Writes the result into config/options.
 void adopt_checkpoint_architecture(const hf::BertCheckpoint& checkpoint, const std::vector<std::string>& given_keys,
-                                   nlohmann::json& config, Options& options);
+                                   nlohmann::json& config, Settings& options);
 
 // Throws ConfigError naming key when it was given or changed from defaults, to another value
 // than the one --init `origin` fixes.

@@ -37,7 +37,7 @@ nlohmann::json with_architecture(nlohmann::json config, const Architecture& arch
 }
 
 // The keys that shape a trained encoder and the tokens it reads.
-nlohmann::json model_keys(const Options& o) {
+nlohmann::json model_keys(const Settings& o) {
   nlohmann::json keys = {{"tokenizer", o.tokenizer}, {"fold_punctuation", o.fold_punctuation}, {"classifier", o.classifier}};
   set_architecture(keys, o.arch);
   return keys;
@@ -46,7 +46,7 @@ nlohmann::json model_keys(const Options& o) {
 // A continued encoder keeps its bundle's architecture and tokenizer (a request for others, adapt
 // --set layers=4, is refused naming the key); the pretraining keys (continued_pretrain_epochs,
 // pretrain_lr, mask_prob, ...) are the request's, so that `adapt --set` reaches them.
-Options continued_options(Options requested, const Options& bundle) {
+Settings continued_options(Settings requested, const Settings& bundle) {
   const nlohmann::json kept = model_keys(bundle);
   const nlohmann::json changed = nlohmann::json::diff(kept, model_keys(requested));
   if (!changed.empty()) {
@@ -74,7 +74,7 @@ nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
   if (request.train == nullptr || request.labels == nullptr) throw UsageError("pretrain: no training data");
   check_known_keys(request.config);
   const nlohmann::json config = strip_docs(request.config);
-  Options options = parse_options(config);
+  Settings options = parse_settings(config);
   if (request.continue_from.empty()) {
     if (options.pretrain_epochs == 0) throw ConfigError("pretrain_epochs", "must be > 0 for pretrain");
     refuse_import_keys(options);

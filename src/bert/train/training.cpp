@@ -57,7 +57,7 @@ std::int64_t total_steps(std::size_t n, int batch_size, int epochs, std::int64_t
   return max_steps > 0 ? std::min(total, max_steps) : total;
 }
 
-void optimiser_step(Optimiser& optimizer, const Options& o, double peak_lr, std::int64_t step,
+void optimiser_step(Optimiser& optimizer, const Settings& o, double peak_lr, std::int64_t step,
                     std::int64_t total) {
   optimizer.step(scheduled_lr(step, total, peak_lr, o.warmup), o.clip_norm);
 }
@@ -269,7 +269,7 @@ double scheduled_lr(std::int64_t step, std::int64_t total, double peak, double w
 }
 
 nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng,
-                            const Options& o, const PretrainJob& job) {
+                            const Settings& o, const PretrainJob& job) {
   MlmModel mlm(encoder, rng);
   mlm->train();
   if (job.comm != nullptr) job.comm->broadcast(named_state(*mlm));
@@ -323,7 +323,7 @@ namespace {
 
 // What one fine-tuning run carries from step to step and epoch to epoch.
 struct FineTuneRun {
-  FineTuneRun(ClassifierModel m, const Options& options, const FineTuneJob& j)
+  FineTuneRun(ClassifierModel m, const Settings& options, const FineTuneJob& j)
       : model(std::move(m)),
         o(options),
         job(j),
@@ -336,7 +336,7 @@ struct FineTuneRun {
         best(clone_state(live)) {}
 
   ClassifierModel model;
-  const Options& o;
+  const Settings& o;
   const FineTuneJob& job;
   std::vector<std::size_t> lengths;
   std::size_t global_batch;  // batch_size per rank x ranks
@@ -443,7 +443,7 @@ nlohmann::json fine_tune_facts(const FineTuneState& s, const Collective* comm) {
 }  // namespace
 
 nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& rng,
-                         const Options& o, const FineTuneJob& job) {
+                         const Settings& o, const FineTuneJob& job) {
   FineTuneRun r(std::move(model), o, job);
   FineTuneState& s = r.s;
   r.resumed_seconds = job.resumed_seconds;

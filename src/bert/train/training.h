@@ -42,7 +42,7 @@ struct PretrainJob {
 
 // Trains encoder in place with masked-language modelling; returns facts for metrics.json.
 nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng,
-                            const Options& options, const PretrainJob& job);
+                            const Settings& options, const PretrainJob& job);
 
 struct FineTuneJob {
   const Encoded* train = nullptr;
@@ -65,7 +65,7 @@ struct FineTuneJob {
 };
 
 nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& rng,
-                         const Options& options, const FineTuneJob& job);
+                         const Settings& options, const FineTuneJob& job);
 
 // True when work_dir holds a checkpoint that a resumed fine_tune continues from: the
 // current one, or the previous one when a crash came while it was being replaced.

@@ -24,7 +24,7 @@ namespace newscls::bert {
 namespace {
 
 Architecture small_arch() {
-  Options o = parse_options(strip_docs(default_options_json()));
+  Settings o = parse_settings(settings_table().defaults());
   o.arch.vocab_size = 50;
   o.arch.layers = 2;
   o.arch.hidden = 16;
@@ -35,12 +35,12 @@ Architecture small_arch() {
 }
 
 TEST(BertHfOptions, ConfigWithoutTheNewKeysKeepsTheOwnArchitecture) {
-  nlohmann::json old = strip_docs(default_options_json());
+  nlohmann::json old = settings_table().defaults();
   for (const char* key : {"positions", "type_vocab_size", "layer_norm_eps", "pooler", "tokenizer", "classifier",
                           "freeze_layers", "pretrained_lr"}) {
     old.erase(key);
   }
-  const Options o = parse_options(old);
+  const Settings o = parse_settings(old);
   EXPECT_EQ(o.arch.positions, 0);
   EXPECT_EQ(o.arch.type_vocab_size, 0);
   EXPECT_EQ(o.arch.layer_norm_eps, 1e-12);

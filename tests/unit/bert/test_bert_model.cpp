@@ -14,6 +14,7 @@
 #include "bert/model/attention_dump.h"
 #include "bert/model/encoder.h"
 #include "bert/model/fast_dropout.h"
+#include "bert/model/settings.h"
 #include "bert/model/tensor_io.h"
 #include "bert/tokens/batching.h"
 #include "bert/tokens/vocab.h"
@@ -22,6 +23,7 @@
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
 #include "newscls/workflow/registry.h"
+#include "unit/config_table_checks.h"
 #include "unit/test_support.h"
 
 extern "C" int openblas_get_num_threads() __attribute__((weak));  // absent under another BLAS
@@ -76,18 +78,20 @@ TEST(BertJoin, JoinsTitlesOfTheSameLabelAndCutsAtMaxLen) {
 }
 
 TEST(BertOptions, BundlesWithoutTheNewKeysNeitherFoldNorJoin) {
-  nlohmann::json config = strip_docs(default_options_json());
+  nlohmann::json config = settings_table().defaults();
   config["fold_punctuation"] = true;
   config["join_prob"] = 0.25;
-  EXPECT_TRUE(parse_options(config).fold_punctuation);
-  EXPECT_EQ(parse_options(config).join_prob, 0.25);
+  EXPECT_TRUE(parse_settings(config).fold_punctuation);
+  EXPECT_EQ(parse_settings(config).join_prob, 0.25);
   config["join_prob"] = 1.5;
-  EXPECT_THROW(parse_options(config), ConfigError);
+  EXPECT_THROW(parse_settings(config), ConfigError);
   config.erase("fold_punctuation");
   config.erase("join_prob");
-  EXPECT_FALSE(parse_options(config).fold_punctuation);
-  EXPECT_EQ(parse_options(config).join_prob, 0.0);
+  EXPECT_FALSE(parse_settings(config).fold_punctuation);
+  EXPECT_EQ(parse_settings(config).join_prob, 0.0);
 }
+
+TEST(BertSettings, EachKeyOfTheTableHolds) { testing::expect_table_holds(settings_table(), parse_settings); }
 
 TEST(BertBigrams, HashPairsIntoBucketsAndHideSpecialTokens) {
   const std::int64_t vocab = 50, buckets = 97;
@@ -471,7 +475,7 @@ TEST(BertClassifier, PretrainedEncoderBundleInitialisesFineTuning) {
 // A loss that turns NaN (a distillation teacher weighted nan did) stops fine-tuning with an
 // error, instead of training on and saving weights that answer NaN.
 TEST(BertFineTune, ANonFiniteLossStopsTraining) {
-  Options o = parse_options(strip_docs(default_options_json()));
+  Settings o = parse_settings(settings_table().defaults());
   o.arch.vocab_size = 30;
   o.arch.layers = 1;
   o.arch.hidden = 8;

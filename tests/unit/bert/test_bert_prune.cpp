@@ -92,13 +92,13 @@ TEST(BertPrune, ImportanceIsNormalisedPerLayerAndMaskedHeadsStillScore) {
 TEST(BertPrune, OldConfigsHaveEveryHeadAndBadHeadCountsAreRefused) {
   nlohmann::json c = strip_docs(default_config());
   c.erase("heads_per_layer");
-  EXPECT_TRUE(parse_options(c).arch.heads_per_layer.empty());
+  EXPECT_TRUE(parse_settings(c).arch.heads_per_layer.empty());
   c["heads_per_layer"] = {3, 1};
-  EXPECT_EQ(parse_options(c).arch.heads_per_layer, (std::vector<std::int64_t>{3, 1}));
+  EXPECT_EQ(parse_settings(c).arch.heads_per_layer, (std::vector<std::int64_t>{3, 1}));
   for (const nlohmann::json& bad : {nlohmann::json{3}, nlohmann::json{3, 0}, nlohmann::json{5, 1}}) {
     c["heads_per_layer"] = bad;
     try {
-      parse_options(c);
+      parse_settings(c);
       ADD_FAILURE() << "accepted " << bad.dump();
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find("heads_per_layer"), std::string::npos) << e.what();
@@ -161,7 +161,7 @@ CompressRequest prune_request(const TinyData& data, const std::string& from, con
 // The original bundle's probabilities with the removed heads masked.
 torch::Tensor masked_original(const std::string& dir, const nlohmann::json& removed, const Dataset& dev) {
   const Bundle bundle = Bundle::open(dir);
-  Options o = parse_options(bundle.manifest().config);
+  Settings o = parse_settings(bundle.manifest().config);
   const TitleTokenizer tok = TitleTokenizer::load(bundle, o.tokenizer);
   o.arch.vocab_size = std::max(o.arch.vocab_size, tok.size());
   ClassifierModel model(o.arch, static_cast<std::int64_t>(bundle.manifest().labels.size()), std::make_shared<MaskRng>(1));

@@ -195,7 +195,7 @@ TEST(BertRuntime, Int8ForwardMatchesLibTorchInt8AndStaysNearFloat) {
 void check_fixture_bundle(const std::string& name) {
   SCOPED_TRACE(name);
   const Bundle bundle = Bundle::open(testing::source_dir() + "/tests/fixtures/bundles_v1/bundles/" + name);
-  Options o = parse_options(bundle.manifest().config);
+  Settings o = parse_settings(bundle.manifest().config);
   TitleTokenizer vocab = TitleTokenizer::load(bundle, o.tokenizer);
   o.arch.vocab_size = std::max(o.arch.vocab_size, vocab.size());
   vocab.set_fold_punctuation(o.fold_punctuation);

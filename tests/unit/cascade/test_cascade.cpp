@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "cascade/cascade.h"
+#include "cascade/settings.h"
+#include "config_table_checks.h"
 #include "newscls/core/error.h"
 
 namespace newscls::cascade {
@@ -10,6 +12,8 @@ namespace {
 // Member 0 is right when sure (score >= 0.8) and wrong otherwise; member 1 is always right.
 MemberAnswers cheap() { return {{0.95f, 0.9f, 0.85f, 0.8f, 0.5f, 0.4f, 0.3f, 0.2f, 0.6f, 0.99f}, {1, 1, 1, 1, 0, 0, 0, 0, 0, 1}}; }
 MemberAnswers costly() { return {{0.7f, 0.7f, 0.7f, 0.7f, 0.7f, 0.7f, 0.7f, 0.7f, 0.7f, 0.7f}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1}}; }
+
+TEST(CascadeSettings, EachKeyOfTheTableHolds) { testing::expect_table_holds(settings_table(), parse_settings); }
 
 TEST(Cascade, BestAccuracySendsOnlyTheUnsureTitles) {
   const ThresholdChoice c = choose_thresholds({cheap(), costly()}, 1.0, 20);

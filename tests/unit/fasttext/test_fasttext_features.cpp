@@ -13,6 +13,7 @@
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
 #include "newscls/text/normalize.h"
+#include "config_table_checks.h"
 #include "test_support.h"
 
 namespace newscls::fasttext {
@@ -143,7 +144,7 @@ TEST(FasttextBucketIndex, FindsEveryKeptBucketAndNoOther) {
 }
 
 TEST(FasttextSettings, DefaultsParseAndRoundTrip) {
-  const nlohmann::json defaults = default_config();
+  const nlohmann::json defaults = settings_defaults();
   EXPECT_EQ(to_json(parse_settings(defaults)), defaults);
 }
 
@@ -164,16 +165,7 @@ TEST(FasttextSettings, BadValuesNameTheKey) {
   EXPECT_THROW(parse_settings(cfg), ConfigError);
 }
 
-TEST(FasttextSettings, CheckedInConfigMirrorsDefaults) {
-  const std::string path = testing::source_dir() + "/configs/fasttext.json";
-  const nlohmann::json file = nlohmann::json::parse(read_file(path));
-  ASSERT_TRUE(file.contains("_doc"));
-  const nlohmann::json defaults = default_config();
-  EXPECT_EQ(strip_docs(file), defaults);
-  for (auto it = defaults.begin(); it != defaults.end(); ++it) {
-    EXPECT_TRUE(file["_doc"].contains(it.key())) << "undocumented key " << it.key();
-  }
-}
+TEST(FasttextSettings, EachKeyOfTheTableHolds) { testing::expect_table_holds(settings_table(), parse_settings); }
 
 }  // namespace
 }  // namespace newscls::fasttext

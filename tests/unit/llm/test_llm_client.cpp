@@ -17,6 +17,7 @@
 #include "newscls/core/atomic_file.h"
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
+#include "config_table_checks.h"
 #include "test_support.h"
 
 namespace newscls::llm {
@@ -273,9 +274,9 @@ TEST(LlmApiKey, PlainHttpOnlyToLoopbackUnlessAllowed) {
     }
     EXPECT_NO_THROW(check_key_transport(url, true)) << url;
   }
-  EXPECT_THROW(LlmConfig::from_json({{"base_url", "http://10.0.0.5:8000/v1"}}), ConfigError);
-  EXPECT_NO_THROW(LlmConfig::from_json({{"base_url", "http://10.0.0.5:8000/v1"}, {"allow_insecure_http", true}}));
-  EXPECT_NO_THROW(LlmConfig::from_json({{"base_url", "http://127.0.0.1:8000/v1"}}));
+  EXPECT_THROW(parse_settings({{"base_url", "http://10.0.0.5:8000/v1"}}), ConfigError);
+  EXPECT_NO_THROW(parse_settings({{"base_url", "http://10.0.0.5:8000/v1"}, {"allow_insecure_http", true}}));
+  EXPECT_NO_THROW(parse_settings({{"base_url", "http://127.0.0.1:8000/v1"}}));
 }
 
 TEST(LlmApiKey, UnavailableReasonFindsTheKeyAsTheClientDoes) {
@@ -307,35 +308,18 @@ TEST(LlmApiKey, UnavailableReasonFindsTheKeyAsTheClientDoes) {
   EXPECT_EQ(resolve_api_key("NEWSCLS_TEST_CUSTOM_KEY", "https://api.deepseek.com").value, "sk-y");
 }
 
-TEST(LlmConfigTest, ConfigsLlmJsonMatchesTheCompiledInDefaults) {
-  const auto file = nlohmann::json::parse(read_file(newscls::testing::source_dir() + "/configs/llm.json"));
-  const nlohmann::json stripped = strip_docs(file);
-  const nlohmann::json defaults = default_config();
-  for (auto it = stripped.begin(); it != stripped.end(); ++it) {
-    ASSERT_TRUE(defaults.contains(it.key())) << it.key() << " is in configs/llm.json only";
-    EXPECT_EQ(it.value(), defaults[it.key()]) << it.key();
-    EXPECT_EQ(it.value().is_number(), defaults[it.key()].is_number()) << it.key();
-    if (!it.value().is_number()) {
-      EXPECT_EQ(it.value().type(), defaults[it.key()].type()) << it.key();
-    }
-  }
-  for (auto it = defaults.begin(); it != defaults.end(); ++it) {
-    EXPECT_TRUE(stripped.contains(it.key())) << it.key() << " is compiled in only";
-    EXPECT_TRUE(file["_doc"].contains(it.key())) << it.key() << " undocumented";
-  }
-  EXPECT_EQ(stripped, defaults);
-}
+TEST(LlmConfigTest, EachKeyOfTheTableHolds) { newscls::testing::expect_table_holds(settings_table(), parse_settings); }
 
 TEST(LlmConfigTest, UnknownKeysAreRefusedLikeEveryFamily) {
   try {
-    LlmConfig::from_json({{"no_such_key", 1}});
+    parse_settings({{"no_such_key", 1}});
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("unknown key for llm"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("no_such_key"), std::string::npos) << e.what();
   }
-  EXPECT_NO_THROW(LlmConfig::from_json({{"_comment", "documentation keys are ignored"}}));
-  EXPECT_THROW(LlmConfig::from_json({{"max_tokens", "many"}}), ConfigError);
+  EXPECT_NO_THROW(parse_settings({{"_comment", "documentation keys are ignored"}}));
+  EXPECT_THROW(parse_settings({{"max_tokens", "many"}}), ConfigError);
   EXPECT_EQ(effective_llm_config({{"model", "x"}})["model"], "x");
   EXPECT_EQ(effective_llm_config({{"model", "x"}})["max_tokens"], default_config()["max_tokens"]);
 }
@@ -355,24 +339,24 @@ TEST(LlmConfigTest, ThinkingAutoSendsTheFieldOnlyToDeepSeek) {
     EXPECT_EQ(resolve_thinking(forced, "https://api.deepseek.com"), forced);
   }
   EXPECT_EQ(default_config()["thinking"], "auto");
-  const LlmConfig openai = LlmConfig::from_json({{"base_url", "https://api.openai.com/v1"}, {"model", "gpt-4o-mini"}});
+  const Settings openai = parse_settings({{"base_url", "https://api.openai.com/v1"}, {"model", "gpt-4o-mini"}});
   EXPECT_FALSE(nlohmann::json::parse(build_request_body(openai.request, nlohmann::json::array())).contains("thinking"));
-  const LlmConfig deepseek = LlmConfig::from_json(nlohmann::json::object());
+  const Settings deepseek = parse_settings(nlohmann::json::object());
   EXPECT_EQ(nlohmann::json::parse(build_request_body(deepseek.request, nlohmann::json::array()))["thinking"]["type"],
             "disabled");
-  const LlmConfig forced = LlmConfig::from_json({{"base_url", "https://api.openai.com/v1"}, {"thinking", "enabled"}});
+  const Settings forced = parse_settings({{"base_url", "https://api.openai.com/v1"}, {"thinking", "enabled"}});
   EXPECT_EQ(nlohmann::json::parse(build_request_body(forced.request, nlohmann::json::array()))["thinking"]["type"],
             "enabled");
 }
 
 TEST(LlmConfigTest, DefaultsValidate) {
-  const LlmConfig c = LlmConfig::from_json(default_config());
+  const Settings c = parse_settings(default_config());
   EXPECT_EQ(c.chat_url(), "https://api.deepseek.com/chat/completions");
   EXPECT_EQ(c.api_key_env, "NEWSCLS_LLM_API_KEY");
-  EXPECT_THROW(LlmConfig::from_json({{"base_url", "ftp://x"}}), ConfigError);
-  EXPECT_THROW(LlmConfig::from_json({{"concurrency", 0}}), ConfigError);
-  EXPECT_THROW(LlmConfig::from_json({{"thinking", "maybe"}}), ConfigError);
-  EXPECT_EQ(LlmConfig::from_json({{"base_url", "http://127.0.0.1:9/v1/"}}).chat_url(),
+  EXPECT_THROW(parse_settings({{"base_url", "ftp://x"}}), ConfigError);
+  EXPECT_THROW(parse_settings({{"concurrency", 0}}), ConfigError);
+  EXPECT_THROW(parse_settings({{"thinking", "maybe"}}), ConfigError);
+  EXPECT_EQ(parse_settings({{"base_url", "http://127.0.0.1:9/v1/"}}).chat_url(),
             "http://127.0.0.1:9/v1/chat/completions");
 }
 

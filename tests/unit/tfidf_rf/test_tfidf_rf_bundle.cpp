@@ -16,7 +16,9 @@
 #include "newscls/core/config.h"
 #include "newscls/core/error.h"
 #include "newscls/workflow/registry.h"
+#include "config_table_checks.h"
 #include "test_support.h"
+#include "tfidf_rf/settings.h"
 #include "tfidf_rf/tfidf_rf.h"
 
 namespace newscls::tfidf_rf {
@@ -198,14 +200,8 @@ TEST(TfidfRfBundle, ConfigValidation) {
   EXPECT_THROW(model->predict_batch({"x"}), UsageError);
 }
 
-TEST(TfidfRfBundle, CheckedInConfigMirrorsDefaults) {
-  nlohmann::json file = nlohmann::json::parse(read_bytes(newscls::testing::source_dir() + "/configs/tfidf-rf.json"));
-  EXPECT_EQ(strip_docs(file), default_config());
-  ASSERT_TRUE(file.contains("_doc"));
-  const nlohmann::json defaults = default_config();
-  for (auto it = defaults.begin(); it != defaults.end(); ++it) {
-    EXPECT_TRUE(file["_doc"].contains(it.key())) << it.key();
-  }
+TEST(TfidfRfSettings, EachKeyOfTheTableHolds) {
+  newscls::testing::expect_table_holds(settings_table(), parse_settings);
 }
 
 }  // namespace
