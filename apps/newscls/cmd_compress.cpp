@@ -27,7 +27,7 @@ void print_summary(const nlohmann::json& r) {
 }  // namespace
 
 void setup_compress(CLI::App& app) {
-  auto o = std::make_shared<CompressOptions>();
+  auto o = std::make_shared<CompressRequest>();
   CLI::App* cmd = app.add_subcommand(
       "compress", "Make a trained bundle smaller or faster (prune, quantize, distill) and measure it beside the original");
   add_model_dir_option(*cmd, o->model_dir);

@@ -10,7 +10,7 @@
 namespace newscls::app {
 
 void setup_import_hf(CLI::App& app) {
-  auto r = std::make_shared<ImportRequest>();
+  auto r = std::make_shared<ImportContext>();
   r->format = "huggingface-bert";
   CLI::App* cmd = app.add_subcommand(
       "import-hf", "Turn a Hugging Face BERT folder (config.json, vocab.txt, model.safetensors) into a bundle");

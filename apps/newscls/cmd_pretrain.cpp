@@ -9,7 +9,7 @@
 namespace newscls::app {
 namespace {
 
-void print_pretrain(const PretrainOptions& o, const PretrainOutcome& out) {
+void print_pretrain(const PretrainRequest& o, const PretrainOutcome& out) {
   if (!out.wrote_bundle) {
     std::printf("rank %d of %d done (rank 0 writes %s)\n", o.distributed.rank, o.distributed.world_size,
                 out.out_dir.c_str());
@@ -23,7 +23,7 @@ void print_pretrain(const PretrainOptions& o, const PretrainOutcome& out) {
 }  // namespace
 
 void setup_pretrain(CLI::App& app) {
-  auto o = std::make_shared<PretrainOptions>();
+  auto o = std::make_shared<PretrainRequest>();
   CLI::App* cmd = app.add_subcommand(
       "pretrain", "Pretrain a model family's encoder with masked-language modelling on the training titles");
   cmd->add_option("--model", o->family, "Model family with an encoder to pretrain")

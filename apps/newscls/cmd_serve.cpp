@@ -46,7 +46,7 @@ void install_serve_signals() {
   std::signal(SIGPIPE, SIG_IGN);  // a client gone mid-response is the socket's error, not ours
 }
 
-void run_serve(serve::ServeOptions options) {
+void run_serve(serve::ServeRequest options) {
   // Read by OpenBLAS when a plugin loads it (in server.load() below). Parallelism comes from
   // --threads (a model may split a batch over them); OpenBLAS's own threads, waiting on each
   // other on a busy machine, made a one-title forward pass cost 41 ms of CPU instead of 0.96
@@ -77,7 +77,7 @@ void run_serve(serve::ServeOptions options) {
 }  // namespace
 
 void setup_serve(CLI::App& app) {
-  auto o = std::make_shared<serve::ServeOptions>();
+  auto o = std::make_shared<serve::ServeRequest>();
   CLI::App* cmd = app.add_subcommand("serve", "Classify titles over HTTP (POST /v1/classify), with micro-batching");
   cmd->footer("Signals: SIGHUP reloads the bundles (all or none); SIGTERM or SIGINT stops accepting,\n"
               "answers the requests in flight and exits 0; a second one during that drain stops at once, exit 130.");

@@ -11,7 +11,7 @@
 // An encoder bundle (model/encoder_bundle.h) is a model bundle of family "bert-encoder";
 // `train --init DIR` fine-tunes from it.
 //
-//   PretrainRequest req{config, &train, &labels, seed, threads, "runs/bert-encoder"};  // newscls/core/family.h
+//   PretrainContext req{config, &train, &labels, seed, threads, "runs/bert-encoder"};  // newscls/core/family.h
 //   nlohmann::json facts = pretrain_encoder_bundle(req);
 #pragma once
 
@@ -37,7 +37,7 @@ constexpr const char* kWeightsPayload = "weights.bin";
 
 // Builds the vocabulary, pretrains for pretrain_epochs (capped by pretrain_max_steps) and
 // commits the encoder bundle to out_dir. Returns the training facts.
-nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request);
+nlohmann::json pretrain_encoder_bundle(const PretrainContext& request);
 
 // The format import_checkpoint reads: a Hugging Face BERT folder (config.json, vocab.txt,
 // model.safetensors, tokenizer_config.json when present).
@@ -46,6 +46,6 @@ constexpr const char* kHuggingFaceFormat = "huggingface-bert";
 // `newscls import-hf`: a "bert" bundle with a WordPiece vocabulary. With a classifier head
 // (id2label) it classifies; without one (config "classifier": false, placeholder labels) it
 // embeds and dumps attention, and predict/eval refuse it naming `train --init hf:DIR`.
-nlohmann::json import_hf_bundle(const ImportRequest& request);
+nlohmann::json import_hf_bundle(const ImportContext& request);
 
 }  // namespace newscls::bert

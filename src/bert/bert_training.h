@@ -24,10 +24,10 @@ class BertTraining {
   virtual ~BertTraining() = default;
   // Fine-tunes state's classifier (from --init, a pretraining phase, or random weights).
   virtual nlohmann::json train(ClassifierState& state, const TrainContext& ctx) const = 0;
-  virtual nlohmann::json pretrain(const PretrainRequest& request) const = 0;
-  virtual nlohmann::json import_checkpoint(const ImportRequest& request) const = 0;
+  virtual nlohmann::json pretrain(const PretrainContext& request) const = 0;
+  virtual nlohmann::json import_checkpoint(const ImportContext& request) const = 0;
   virtual std::vector<std::string> compress_methods() const = 0;
-  virtual nlohmann::json compress(const CompressRequest& request) const = 0;
+  virtual nlohmann::json compress(const CompressContext& request) const = 0;
   // Family::compress_method_takes_teachers and Family::teacher_weighting.
   virtual bool compress_method_takes_teachers(const std::string& method) const = 0;
   virtual TeacherWeighting teacher_weighting(const std::string& method, const std::vector<std::string>& overrides,

@@ -21,17 +21,17 @@ class BertFamily final : public Family {
   int default_self_training_rounds() const override { return 1; }
   std::vector<std::string> execution_keys() const override { return bert::execution_keys(); }
   bool pretrains() const override { return true; }
-  nlohmann::json pretrain(const PretrainRequest& request) const override {
+  nlohmann::json pretrain(const PretrainContext& request) const override {
     return training_library().pretrain(request);
   }
   bool imports(const std::string& format) const override { return format == kHuggingFaceFormat; }
-  nlohmann::json import_checkpoint(const ImportRequest& request) const override {
+  nlohmann::json import_checkpoint(const ImportContext& request) const override {
     if (!imports(request.format)) return Family::import_checkpoint(request);
     return training_library().import_checkpoint(request);
   }
   // Both load the training library: compress_methods() is asked by the commands that compress.
   std::vector<std::string> compress_methods() const override { return training_library().compress_methods(); }
-  nlohmann::json compress(const CompressRequest& request) const override { return training_library().compress(request); }
+  nlohmann::json compress(const CompressContext& request) const override { return training_library().compress(request); }
   bool compress_method_takes_teachers(const std::string& method) const override {
     return training_library().compress_method_takes_teachers(method);
   }

@@ -12,10 +12,10 @@ class Training final : public BertTraining {
   nlohmann::json train(ClassifierState& state, const TrainContext& ctx) const override {
     return train_classifier(state, ctx);
   }
-  nlohmann::json pretrain(const PretrainRequest& request) const override { return pretrain_encoder_bundle(request); }
-  nlohmann::json import_checkpoint(const ImportRequest& request) const override { return import_hf_bundle(request); }
+  nlohmann::json pretrain(const PretrainContext& request) const override { return pretrain_encoder_bundle(request); }
+  nlohmann::json import_checkpoint(const ImportContext& request) const override { return import_hf_bundle(request); }
   std::vector<std::string> compress_methods() const override { return compress_method_names(); }
-  nlohmann::json compress(const CompressRequest& request) const override { return compress_bundle(request); }
+  nlohmann::json compress(const CompressContext& request) const override { return compress_bundle(request); }
   bool compress_method_takes_teachers(const std::string& method) const override {
     const CompressMethod* m = find_compress_method(method);
     return m != nullptr && m->teacher_weighting != nullptr;

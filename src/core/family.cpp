@@ -7,15 +7,15 @@ namespace newscls {
 
 nlohmann::ordered_json Family::documented_config() const { return newscls::documented_config(name(), config_keys()); }
 
-nlohmann::json Family::pretrain(const PretrainRequest&) const {
+nlohmann::json Family::pretrain(const PretrainContext&) const {
   throw UsageError("model family '" + name() + "' has no encoder to pretrain");
 }
 
-nlohmann::json Family::import_checkpoint(const ImportRequest& request) const {
+nlohmann::json Family::import_checkpoint(const ImportContext& request) const {
   throw UsageError("model family '" + name() + "' cannot import " + request.format + " checkpoints");
 }
 
-nlohmann::json Family::compress(const CompressRequest& request) const {
+nlohmann::json Family::compress(const CompressContext& request) const {
   throw UsageError("model family '" + name() + "' cannot be compressed (method " + request.method + ")");
 }
 

@@ -253,7 +253,7 @@ std::optional<StageResult> run_compression(const PipelineRequest& request, const
                                            const std::string& run_dir, bool source_resumed, const RunData& data) {
   const std::vector<std::string> methods = find_family(stage).compress_methods();
   if (std::find(methods.begin(), methods.end(), request.compress) == methods.end()) return std::nullopt;
-  CompressOptions o;
+  CompressRequest o;
   o.method = request.compress;
   o.model_dir = run_dir + "/" + stage;
   StageResult result{stage + "-" + o.method, StageStatus::kDone, "", 0};

@@ -113,7 +113,7 @@ std::pair<std::string, std::string> default_error(int status) {
 }  // namespace
 
 struct Server::Impl {
-  ServeOptions options;
+  ServeRequest options;
   ModelLoader loader;
   ServeMetrics metrics;
   GuardedServer http;
@@ -409,7 +409,7 @@ void Server::Impl::prometheus(httplib::Response& res) {
   res.set_content(metrics.render(served), kPrometheus);
 }
 
-Server::Server(ServeOptions options, ModelLoader loader) : impl_(std::make_unique<Impl>()) {
+Server::Server(ServeRequest options, ModelLoader loader) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
   impl_->loader = std::move(loader);
 }

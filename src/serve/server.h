@@ -26,7 +26,7 @@
 
 namespace newscls::serve {
 
-struct ServeOptions {
+struct ServeRequest {
   std::vector<std::string> model_dirs;
   std::string host = "127.0.0.1";
   int port = 8080;                        // 0: any free port (start() returns it)
@@ -44,7 +44,7 @@ struct ServeOptions {
 
 class Server {
  public:
-  explicit Server(ServeOptions options, ModelLoader loader = load_bundle);
+  explicit Server(ServeRequest options, ModelLoader loader = load_bundle);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

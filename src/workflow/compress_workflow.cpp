@@ -137,7 +137,7 @@ std::vector<double> choose_teacher_weights(const std::vector<std::vector<std::ve
 
 namespace {
 
-Splits read_splits_for(const CompressOptions& o, const Bundle& bundle) {
+Splits read_splits_for(const CompressRequest& o, const Bundle& bundle) {
   Splits s = read_splits(o.data_dir, o.skip_bad_lines);
   if (s.labels.names != bundle.manifest().labels) {
     throw DataError(s.layout.classes(), 0, "class list differs from the labels of " + o.model_dir);
@@ -232,7 +232,7 @@ void record_test_figures(const std::string& dir, const Metrics* test) {
 }
 
 // Returns the new bundle's dev and test accuracy and macro-F1 from these evaluations.
-nlohmann::json calibrate_and_evaluate(const CompressOptions& o, int threads) {
+nlohmann::json calibrate_and_evaluate(const CompressRequest& o, int threads) {
   EvalRequest dev;
   dev.model_dir = o.out_dir;
   dev.data_dir = o.data_dir;
@@ -256,7 +256,7 @@ nlohmann::json calibrate_and_evaluate(const CompressOptions& o, int threads) {
 // Weights of the teachers' average as the family reads the method's settings: equal, given,
 // or chosen here (the simplex grid point of step 0.05 with the best dev accuracy), as only the
 // workflow loads the teachers. Facts about the choice go to `facts`.
-std::vector<double> teacher_weights(const Family& family, const CompressOptions& o, const std::vector<std::string>& teachers,
+std::vector<double> teacher_weights(const Family& family, const CompressRequest& o, const std::vector<std::string>& teachers,
                                     const Splits& s, int threads, nlohmann::json& facts) {
   const TeacherWeighting weighting = family.teacher_weighting(o.method, o.overrides, teachers.size());
   facts = {{"dirs", teachers}, {"teacher_weights", weighting.setting}};
@@ -274,9 +274,9 @@ std::vector<double> teacher_weights(const Family& family, const CompressOptions&
   return w;
 }
 
-CompressRequest request_for(const CompressOptions& o, const Family& family, const Splits& s, int threads,
+CompressContext request_for(const CompressRequest& o, const Family& family, const Splits& s, int threads,
                             const std::vector<std::string>& unlabelled, nlohmann::json& teacher_facts) {
-  CompressRequest r;
+  CompressContext r;
   r.method = o.method;
   r.model_dir = o.model_dir;
   r.overrides = o.overrides;
@@ -304,7 +304,7 @@ fs::path folder_path(const std::string& dir) {
 
 // Writes the compressed bundle at o.out_dir, calibrates it on dev, and measures it against its
 // source: accuracy, size and prediction speed.
-nlohmann::json compress_and_report(const CompressOptions& o, const Family& family, const Splits& splits, int threads,
+nlohmann::json compress_and_report(const CompressRequest& o, const Family& family, const Splits& splits, int threads,
                                    const std::vector<std::string>& unlabelled) {
   const Stopwatch watch;
   nlohmann::json teachers;
@@ -348,7 +348,7 @@ std::string teacher_methods() {
 }
 
 // --teacher and --unlabelled for a method that learns from no teacher would be ignored.
-void refuse_teachers_unused(const CompressOptions& o, const Family& family) {
+void refuse_teachers_unused(const CompressRequest& o, const Family& family) {
   if (family.compress_method_takes_teachers(o.method) || (o.teacher_dirs.empty() && o.unlabelled_file.empty())) return;
   throw UsageError(std::string(o.teacher_dirs.empty() ? "--unlabelled" : "--teacher") + " is for --method " +
                    teacher_methods() + " only (it would be ignored by " + o.method + ")");
@@ -356,7 +356,7 @@ void refuse_teachers_unused(const CompressOptions& o, const Family& family) {
 
 }  // namespace
 
-nlohmann::json run_compress(const CompressOptions& o) {
+nlohmann::json run_compress(const CompressRequest& o) {
   if (o.out_dir.empty() || folders_overlap(o.out_dir, o.model_dir)) {
     throw UsageError("compress needs an --out directory apart from --model-dir (not it, nor inside it, nor holding it)");
   }
@@ -391,7 +391,7 @@ nlohmann::json run_compress(const CompressOptions& o) {
   // --out, and moved over it only then: a run stopped or failing part way leaves no bundle that
   // looks finished (uncalibrated, its test figures missing), and the one at --out as it was.
   const StagingFolder staging(final_path.parent_path().string(), "." + name + ".compressing");
-  CompressOptions staged = o;
+  CompressRequest staged = o;
   staged.out_dir = staging.path() + "/" + name;  // its own name: figures are captioned by it
   try {
     nlohmann::json report = compress_and_report(staged, family, splits, threads, unlabelled);

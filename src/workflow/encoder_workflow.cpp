@@ -16,7 +16,7 @@
 
 namespace newscls {
 
-nlohmann::json import_checkpoint(const ImportRequest& request) {
+nlohmann::json import_checkpoint(const ImportContext& request) {
   for (const std::string& name : known_families()) {
     const Family& family = find_family(name);
     if (family.imports(request.format)) return family.import_checkpoint(request);

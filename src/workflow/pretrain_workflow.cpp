@@ -25,7 +25,7 @@ void refuse_classifier_at(const std::string& out_dir) {
                    "' bundle, not an encoder, which pretraining would replace: name another folder");
 }
 
-const Family& pretraining_family(const PretrainOptions& o) {
+const Family& pretraining_family(const PretrainRequest& o) {
   const Family& family = find_family(o.family);
   if (!family.pretrains()) throw UsageError("model family '" + o.family + "' has no encoder to pretrain");
   if (o.distributed.enabled() && !family.trains_distributed()) {
@@ -37,9 +37,9 @@ const Family& pretraining_family(const PretrainOptions& o) {
 
 }  // namespace
 
-PretrainOutcome run_pretrain(const PretrainOptions& o) {
+PretrainOutcome run_pretrain(const PretrainRequest& o) {
   const Family& family = pretraining_family(o);
-  PretrainRequest request;
+  PretrainContext request;
   request.config = build_config(o.family, o.config_file, o.overrides);  // a mistyped key before the data is read
   request.out_dir = o.out_dir.empty() ? "runs/" + o.family + "-encoder" : o.out_dir;
   if (o.distributed.rank == 0) {

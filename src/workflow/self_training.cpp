@@ -149,7 +149,7 @@ void pretrain_on_feed(FeedTraining& feed, const Family& family, const nlohmann::
                       const std::string& out_dir, const std::string& continue_from, std::uint64_t seed, int threads) {
   const fs::path parent = fs::absolute(out_dir).parent_path();
   feed.encoder_folder = std::make_unique<StagingFolder>(parent.string(), ".adapt-encoder");
-  PretrainRequest pretrain;
+  PretrainContext pretrain;
   pretrain.config = config;
   pretrain.train = &splits.train;
   pretrain.labels = &splits.labels;

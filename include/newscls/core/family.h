@@ -26,8 +26,11 @@
 
 namespace newscls {
 
+// What a family's operations are given is a ...Context (as Classifier::train's TrainContext);
+// what the commands give the workflows is a ...Request (include/newscls/workflow/).
+
 // `newscls pretrain`: an encoder learnt from unlabelled use of the training titles.
-struct PretrainRequest {
+struct PretrainContext {
   nlohmann::json config;          // the family's full effective config
   const Dataset* train = nullptr;
   const LabelSet* labels = nullptr;
@@ -44,7 +47,7 @@ struct PretrainRequest {
 };
 
 // `newscls import-hf`: a checkpoint of another framework turned into a bundle.
-struct ImportRequest {
+struct ImportContext {
   std::string format;     // e.g. "huggingface-bert"
   std::string model_dir;  // the checkpoint's folder
   std::string out_dir;    // the bundle to write
@@ -52,7 +55,7 @@ struct ImportRequest {
 
 // `newscls compress`: a smaller or faster bundle made from a trained one (compress_workflow.h
 // measures it beside the original afterwards).
-struct CompressRequest {
+struct CompressContext {
   std::string method;                    // e.g. "prune", "quantize", "distill"
   std::string model_dir;                 // the bundle to compress (for distillation, the teacher)
   std::vector<std::string> overrides;    // the method's settings, key=value
@@ -128,22 +131,22 @@ class Family {
 
   // Pretrains an encoder bundle; families without an encoder (pretrains() false) throw UsageError.
   virtual bool pretrains() const { return false; }
-  virtual nlohmann::json pretrain(const PretrainRequest& request) const;
+  virtual nlohmann::json pretrain(const PretrainContext& request) const;
   // Whether import_checkpoint reads this format.
   virtual bool imports(const std::string& format) const { return false; }
   // Writes a bundle from a foreign checkpoint; returns facts for the manifest. The default
   // throws UsageError ("family X cannot import").
-  virtual nlohmann::json import_checkpoint(const ImportRequest& request) const;
+  virtual nlohmann::json import_checkpoint(const ImportContext& request) const;
   // The methods compress() accepts; empty when the family has none.
   virtual std::vector<std::string> compress_methods() const { return {}; }
   // Writes the compressed bundle to request.out_dir; returns facts for compression.json:
   // "settings" (every setting used), "parameters_before" and "parameters_after", and any
   // figures the method drew ("figures": file names inside out_dir). The default throws
   // UsageError ("family X cannot be compressed").
-  virtual nlohmann::json compress(const CompressRequest& request) const;
+  virtual nlohmann::json compress(const CompressContext& request) const;
   // Whether `compress --method <method>` learns from teachers (--teacher, default the bundle
   // itself): the workflow then loads them (a family cannot load another family's bundle) and
-  // fills CompressRequest::teacher_probs.
+  // fills CompressContext::teacher_probs.
   virtual bool compress_method_takes_teachers(const std::string& method) const { return false; }
   // For such a method, how its settings (key=value overrides) ask the workflow to weight
   // `teachers` teachers; ConfigError naming the key when they are wrong.

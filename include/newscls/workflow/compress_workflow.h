@@ -5,7 +5,7 @@
 // process, the two bundles alternated, best of `speed_rounds`; start-up excluded). The new
 // bundle is calibrated on dev like a trained one, and gets metrics.json on test.
 //
-//   CompressOptions o; o.method = "quantize"; o.model_dir = "runs/bert"; o.out_dir = "runs/bert-int8";
+//   CompressRequest o; o.method = "quantize"; o.model_dir = "runs/bert"; o.out_dir = "runs/bert-int8";
 //   nlohmann::json report = run_compress(o);   // also in runs/bert-int8/compression.json
 #pragma once
 
@@ -18,7 +18,7 @@
 
 namespace newscls {
 
-struct CompressOptions {
+struct CompressRequest {
   std::string method, model_dir, out_dir, data_dir;
   std::vector<std::string> overrides;      // the method's settings, key=value
   std::vector<std::string> teacher_dirs;   // soft-label teachers; empty = model_dir alone
@@ -30,7 +30,7 @@ struct CompressOptions {
   int speed_rounds = 2;
 };
 
-nlohmann::json run_compress(const CompressOptions& options);
+nlohmann::json run_compress(const CompressRequest& options);
 
 // The averaged probabilities of the teachers' (calibrated) predictions, one row per title;
 // weighted by `weights` (one per teacher, summing to 1) when given, else equally.

@@ -16,7 +16,7 @@
 namespace newscls {
 
 // The family that imports request.format writes the bundle; UsageError when none does.
-nlohmann::json import_checkpoint(const ImportRequest& request);
+nlohmann::json import_checkpoint(const ImportContext& request);
 
 struct EmbedRequest {
   std::string model_dir;

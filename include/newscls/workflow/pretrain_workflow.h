@@ -3,7 +3,7 @@
 // `train --init` starts from. The family pretrains (Family::pretrain); this checks the request
 // (a family that pretrains, distributed only where it can, no classifier overwritten) first.
 //
-//   PretrainOptions o; o.family = "bert"; o.threads = 2;
+//   PretrainRequest o; o.family = "bert"; o.threads = 2;
 //   PretrainOutcome out = run_pretrain(o);   // out.facts: pretrain_steps, pretrain_mlm_loss...
 #pragma once
 
@@ -17,7 +17,7 @@
 
 namespace newscls {
 
-struct PretrainOptions {
+struct PretrainRequest {
   std::string family, data_dir, config_file;
   std::string out_dir;                 // "" = runs/<family>-encoder
   std::vector<std::string> overrides;  // key=value
@@ -33,6 +33,6 @@ struct PretrainOutcome {
   bool wrote_bundle = true;            // false on a distributed rank other than 0
 };
 
-PretrainOutcome run_pretrain(const PretrainOptions& options);
+PretrainOutcome run_pretrain(const PretrainRequest& options);
 
 }  // namespace newscls

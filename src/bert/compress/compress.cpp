@@ -27,7 +27,7 @@ const CompressMethod* find_compress_method(const std::string& name) {
   return nullptr;
 }
 
-nlohmann::json compress_bundle(const CompressRequest& request) {
+nlohmann::json compress_bundle(const CompressContext& request) {
   if (const CompressMethod* m = find_compress_method(request.method)) return m->run(request);
   throw UsageError("bert has no compression method '" + request.method + "'");
 }

@@ -153,7 +153,7 @@ std::vector<T> joined(const std::vector<T>& a, const std::vector<T>& b) {
 }
 
 // Teacher probabilities of the training (and unlabelled) titles, once, softened by T.
-torch::Tensor soft_labels(const CompressRequest& r, const std::vector<std::string>& titles, double temperature,
+torch::Tensor soft_labels(const CompressContext& r, const std::vector<std::string>& titles, double temperature,
                           nlohmann::json& facts) {
   const Stopwatch watch;
   const torch::Tensor probs = probs_tensor(r.teacher_probs(titles), static_cast<std::int64_t>(r.labels->size()));
@@ -164,7 +164,7 @@ torch::Tensor soft_labels(const CompressRequest& r, const std::vector<std::strin
   return soften_probabilities(probs, temperature);
 }
 
-void write_student(const CompressRequest& r, const FloatBert& t, ClassifierModel& student, const Settings& o,
+void write_student(const CompressContext& r, const FloatBert& t, ClassifierModel& student, const Settings& o,
                    const nlohmann::json& facts) {
   nlohmann::json config = t.config;  // a key the teacher predates stays absent: the student has its neutral value too
   set_architecture(config, o.arch);
@@ -221,7 +221,7 @@ nlohmann::json distill_defaults() {
 
 namespace {
 
-DistillSettings settings_of(const CompressRequest& r, nlohmann::json& used) {
+DistillSettings settings_of(const CompressContext& r, nlohmann::json& used) {
   used = strip_docs(distill_defaults());
   for (const std::string& o : r.overrides) {
     apply_override(used, o);
@@ -279,7 +279,7 @@ TeacherWeighting distill_teacher_weighting(const std::vector<std::string>& overr
   return weighting;
 }
 
-nlohmann::json distill_bundle(const CompressRequest& r) {
+nlohmann::json distill_bundle(const CompressContext& r) {
   if (r.train == nullptr || r.labels == nullptr) throw UsageError("distill: no training data");
   nlohmann::json used;
   const DistillSettings s = settings_of(r, used);

@@ -193,7 +193,7 @@ std::size_t heads_within_drop(const PruneSettings& s, const PrunePlan& plan) {
 }
 
 nlohmann::json recover(ClassifierModel model, const Settings& options, const PruneSettings& s,
-                       const CompressRequest& r, const Encoded& train, const Encoded& dev) {
+                       const CompressContext& r, const Encoded& train, const Encoded& dev) {
   Settings tuning = options;
   tuning.epochs = s.recover_epochs;
   tuning.lr = s.recover_lr;
@@ -214,7 +214,7 @@ nlohmann::json recover(ClassifierModel model, const Settings& options, const Pru
 
 }  // namespace
 
-nlohmann::json prune_bundle(const CompressRequest& r) {
+nlohmann::json prune_bundle(const CompressContext& r) {
   const PruneSettings s = read_settings(r.overrides);
   if (r.train == nullptr || r.dev == nullptr || r.labels == nullptr) throw UsageError("prune: needs train and dev");
   const Stopwatch watch;

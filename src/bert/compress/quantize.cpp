@@ -72,7 +72,7 @@ nlohmann::json agreement(ClassifierModel f32, ClassifierModel int8, const TitleT
 
 }  // namespace
 
-nlohmann::json quantize_bundle(const CompressRequest& request) {
+nlohmann::json quantize_bundle(const CompressContext& request) {
   const nlohmann::json settings = quantize_settings(request.overrides);
   select_int8_engine(settings.at("engine").get<std::string>());
   auto rng = std::make_shared<MaskRng>(request.seed);

@@ -23,6 +23,6 @@ nlohmann::json quantize_defaults();
 // The int8 tensors for these settings: every Linear weight, and the embedding tables when
 // "embeddings" is true.
 Int8Layout int8_layout_for(const torch::nn::Module& model, const nlohmann::json& settings);
-nlohmann::json quantize_bundle(const CompressRequest& request);
+nlohmann::json quantize_bundle(const CompressContext& request);
 
 }  // namespace newscls::bert

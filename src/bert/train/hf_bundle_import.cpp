@@ -43,7 +43,7 @@ nlohmann::json import_hf(ClassifierState& s, const std::string& dir) {
 
 }  // namespace
 
-nlohmann::json import_hf_bundle(const ImportRequest& request) {
+nlohmann::json import_hf_bundle(const ImportContext& request) {
   const Stopwatch watch;
   ClassifierState state;
   BundleWriter::check_target(request.out_dir);

@@ -23,7 +23,7 @@ namespace {
 // A new encoder learns from the training titles, then the reader's feed when there is one; a
 // trained one continued on a feed reads the feed alone (domain-adaptive pretraining: it knows
 // the training titles already, and fine-tuning on them follows).
-std::vector<std::string> pretraining_corpus(const PretrainRequest& request) {
+std::vector<std::string> pretraining_corpus(const PretrainContext& request) {
   if (!request.continue_from.empty() && request.unlabeled != nullptr) return *request.unlabeled;
   std::vector<std::string> corpus = request.train->titles;
   if (request.unlabeled != nullptr) corpus.insert(corpus.end(), request.unlabeled->begin(), request.unlabeled->end());
@@ -61,7 +61,7 @@ Settings continued_options(Settings requested, const Settings& bundle) {
 }
 
 // Ranks started with other settings would pretrain apart in silence (another width aborts in gloo).
-SettingsFingerprint pretrain_fingerprint(nlohmann::json config, const PretrainRequest& request) {
+SettingsFingerprint pretrain_fingerprint(nlohmann::json config, const PretrainContext& request) {
   for (const std::string& key : execution_keys()) config.erase(key);
   std::string titles;
   for (const std::string& title : request.train->titles) titles += title + "\n";
@@ -70,7 +70,7 @@ SettingsFingerprint pretrain_fingerprint(nlohmann::json config, const PretrainRe
 
 }  // namespace
 
-nlohmann::json pretrain_encoder_bundle(const PretrainRequest& request) {
+nlohmann::json pretrain_encoder_bundle(const PretrainContext& request) {
   if (request.train == nullptr || request.labels == nullptr) throw UsageError("pretrain: no training data");
   check_known_keys(request.config);
   const nlohmann::json config = strip_docs(request.config);

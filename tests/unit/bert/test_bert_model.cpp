@@ -448,7 +448,7 @@ TEST(BertClassifier, RejectsUnknownKeysAndBadValues) {
 TEST(BertClassifier, PretrainedEncoderBundleInitialisesFineTuning) {
   const std::string dir = testing::scratch_dir();
   TinyData data;
-  PretrainRequest req;
+  PretrainContext req;
   req.config = tiny_config();
   req.train = &data.train;
   req.labels = &data.labels;

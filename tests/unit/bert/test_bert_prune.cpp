@@ -145,9 +145,9 @@ std::string train_tiny_bundle(const TinyData& data, const std::string& dir, cons
   return dir;
 }
 
-CompressRequest prune_request(const TinyData& data, const std::string& from, const std::string& to,
+CompressContext prune_request(const TinyData& data, const std::string& from, const std::string& to,
                               std::vector<std::string> overrides) {
-  CompressRequest r;
+  CompressContext r;
   r.method = "prune";
   r.model_dir = from;
   r.out_dir = to;

@@ -168,8 +168,8 @@ void commit(Classifier& model, const std::string& dir, const std::vector<std::st
   writer.commit(m);
 }
 
-CompressRequest quantize_request(const std::string& from, const std::string& to, const Dataset* dev) {
-  CompressRequest r;
+CompressContext quantize_request(const std::string& from, const std::string& to, const Dataset* dev) {
+  CompressContext r;
   r.method = "quantize";
   r.model_dir = from;
   r.out_dir = to;
@@ -241,7 +241,7 @@ TEST(BertQuantize, OwnBundleSavesLoadsAndPredicts) {
   EXPECT_LE(max_prob_diff(trained, load_classifier(dir + "/retrained")->predict_batch(data.dev.titles)),
             kProbTolerance);
   EXPECT_THROW(compress_bundle([&] {
-                 CompressRequest r = quantize_request(dir + "/f32", dir + "/bad", nullptr);
+                 CompressContext r = quantize_request(dir + "/f32", dir + "/bad", nullptr);
                  r.overrides = {"no_such_key=1"};
                  return r;
                }()),
@@ -252,7 +252,7 @@ TEST(BertQuantize, ImportedHuggingFaceBundleSavesLoadsAndPredicts) {
   const std::string dir = testing::scratch_dir();
   // A checkpoint folder as save_pretrained writes it, with the vocabulary beside it.
   testing::copy_tiny_hf_classifier(dir + "/hf");
-  ImportRequest import{kHuggingFaceFormat, dir + "/hf", dir + "/f32"};
+  ImportContext import{kHuggingFaceFormat, dir + "/hf", dir + "/f32"};
   import_hf_bundle(import);
   check_quantised_bundle(dir + "/f32", dir, {"ＮＢＡ总决赛今晚开打", "央行宣布降准", "新款手机发布"});
 }

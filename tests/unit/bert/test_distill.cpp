@@ -145,8 +145,8 @@ std::string tiny_teacher(const TinyTask& task, const std::string& dir) {
   return dir;
 }
 
-CompressRequest distill_request(const TinyTask& task, const std::string& teacher, const std::string& out) {
-  CompressRequest r;
+CompressContext distill_request(const TinyTask& task, const std::string& teacher, const std::string& out) {
+  CompressContext r;
   r.method = "distill";
   r.model_dir = teacher;
   r.train = &task.train;
@@ -165,7 +165,7 @@ TEST(DistillBundle, StudentWithAttentionTermSavesLoadsAndPredicts) {
   const std::string dir = testing::scratch_dir();
   const TinyTask task;
   const std::string teacher = tiny_teacher(task, dir + "/teacher");
-  CompressRequest r = distill_request(task, teacher, dir + "/student");
+  CompressContext r = distill_request(task, teacher, dir + "/student");
   r.overrides = {"layers=1", "hidden=16", "heads=2", "ff=32", "init=random", "attention_weight=1", "epochs=3", "max_steps=3"};
   r.unlabelled = {"猫兔兔", "船车"};
   const nlohmann::json facts = distill_bundle(r);
@@ -187,7 +187,7 @@ TEST(DistillBundle, TeacherInitAndUnknownSettingsRefusedNamingTheKey) {
   const std::string dir = testing::scratch_dir();
   const TinyTask task;
   const std::string teacher = tiny_teacher(task, dir + "/teacher");
-  CompressRequest r = distill_request(task, teacher, dir + "/student");
+  CompressContext r = distill_request(task, teacher, dir + "/student");
   r.overrides = {"layers=1", "temperature_x=2"};
   try {
     distill_bundle(r);

@@ -171,7 +171,7 @@ TEST(Registry, ListsFamiliesInPipelineOrderWithoutLoadingThem) {
 TEST(Registry, FamiliesAnswerWhatTheCommandsAsk) {
   EXPECT_TRUE(find_family("bert").has_attention());
   EXPECT_FALSE(find_family("fasttext").has_attention());
-  EXPECT_THROW(find_family("fasttext").pretrain(PretrainRequest{}), UsageError);
+  EXPECT_THROW(find_family("fasttext").pretrain(PretrainContext{}), UsageError);
   const nlohmann::json local = {{"base_url", "http://127.0.0.1:9/v1"}, {"api_key_env", "NEWSCLS_TEST_NO_SUCH_KEY"}};
   EXPECT_EQ(find_family("llm").unavailable_reason(local), "");
   nlohmann::json remote = strip_docs(find_family("llm").default_config());
