@@ -10,9 +10,10 @@ namespace newscls::app {
 
 void setup_adapt(CLI::App& app) {
   auto request = std::make_shared<AdaptRequest>();
-  CLI::App* cmd = app.add_subcommand(
-      "adapt", "Adapt a trained model to your own feed's titles, without labels (self-training; bert also "
-               "continues pretraining on them); writes a new bundle");
+  CLI::App* cmd =
+      app.add_subcommand("adapt",
+                         "Adapt a trained model to your own feed's titles, without labels (self-training; bert also "
+                         "continues pretraining on them); writes a new bundle");
   add_model_dir_option(*cmd, request->model_dir);
   const RenamedOption unlabeled = add_unlabeled_option(
       *cmd, request->unlabeled, "your own feed, which the bundle adapts to ('-' = stdin; required)", /*required=*/true);
@@ -32,7 +33,8 @@ void setup_adapt(CLI::App& app) {
                      "empty); the titles answered with a class join the training titles (repeatable)");
   cmd->add_option("--answer-copies", request->answer_copies,
                   "How many times each answered title counts among the training titles")
-      ->capture_default_str()->check(CLI::Range(1, 1000));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   add_run_options(*cmd, request->seed, request->threads, request->skip_bad_lines);
   cmd->callback([request, unlabeled] {
     unlabeled.check();

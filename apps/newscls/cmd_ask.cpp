@@ -33,9 +33,10 @@ void setup_ask(CLI::App& app) {
   cmd->add_option("--budget", request->budget, "How many titles to ask (distinct, none already in a --labels file)")
       ->required()
       ->check(whole_number());  // "-1" would otherwise read as 2^64-1
-  cmd->add_option("--out", request->out,
-                  "CSV to write (atomically; - = stdout): title,label,suggested,score with label empty, for you to fill "
-                  "in with a class name or none")
+  cmd->add_option(
+         "--out", request->out,
+         "CSV to write (atomically; - = stdout): title,label,suggested,score with label empty, for you to fill "
+         "in with a class name or none")
       ->required()
       ->check(non_empty_path());
   add_answer_options(*cmd, request->label_files, request->label_format,

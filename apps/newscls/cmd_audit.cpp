@@ -14,15 +14,23 @@ namespace {
 void add_audit_files_options(CLI::App& cmd, DataFiles& files, CLI::Option* data) {
   const char* group = "Labelled files (docs/DATA_FORMATS.md)";
   CLI::Option* train =
-      cmd.add_option("--train", files.train,
-                     "Training file to audit in any --format, instead of --data (labels: class names, or ids of --classes)")
-          ->check(non_empty_path())->excludes(data)->group(group);
+      cmd.add_option(
+             "--train", files.train,
+             "Training file to audit in any --format, instead of --data (labels: class names, or ids of --classes)")
+          ->check(non_empty_path())
+          ->excludes(data)
+          ->group(group);
   cmd.add_option("--classes", files.classes,
                  "Class list, one name a line, ids from 0 (default: the label names of --train, sorted)")
-      ->check(non_empty_path())->needs(train)->group(group);
-  cmd.add_option("--dev", files.dev,
-                 "Dev file each fold's model selects on (default: a stratified, seeded 10% of the fold's training titles)")
-      ->check(non_empty_path())->needs(train)->group(group);
+      ->check(non_empty_path())
+      ->needs(train)
+      ->group(group);
+  cmd.add_option(
+         "--dev", files.dev,
+         "Dev file each fold's model selects on (default: a stratified, seeded 10% of the fold's training titles)")
+      ->check(non_empty_path())
+      ->needs(train)
+      ->group(group);
   add_format_options(cmd, files.format);
 }
 
@@ -44,10 +52,11 @@ void setup_audit(CLI::App& app) {
   cmd->add_option("--folds", request->folds, "Folds of the cross-validation (stratified by label, seeded)")
       ->capture_default_str()
       ->check(CLI::Range(2, 100));
-  cmd->add_option("--filter", request->filter,
-                  "Which doubtful titles are flagged: noise-rate (for each given and true class, as many as the confident "
-                  "joint estimates, largest margin first), class (for each given class, as many as estimated, lowest "
-                  "probability first), both, or joint (every title off the confident joint's diagonal)")
+  cmd->add_option(
+         "--filter", request->filter,
+         "Which doubtful titles are flagged: noise-rate (for each given and true class, as many as the confident "
+         "joint estimates, largest margin first), class (for each given class, as many as estimated, lowest "
+         "probability first), both, or joint (every title off the confident joint's diagonal)")
       ->capture_default_str()
       ->check(CLI::IsMember(audit_filter_names()));
   cmd->add_option("--config", request->config_file, "JSON file overriding the model's default config for the folds");

@@ -47,13 +47,17 @@ void setup_pipeline(CLI::App& app) {
   cmd->add_option("--config-dir", r->config_dir, "Folder with <stage>.json config overrides");
   cmd->add_option("--set", r->overrides, "Override a stage's config key: <stage>.<key>=value (repeatable)");
   add_run_options(*cmd, r->seed, r->threads, r->skip_bad_lines);
-  cmd->add_flag("--resume", r->resume, "Continue the run named by --out: skip stages whose bundle and metrics are complete; resume bert from its checkpoint");
-  CLI::Option* compress = cmd->add_option("--compress", r->compress,
-                                          "Compression stage after each stage whose family offers this method (newscls compress, "
-                                          "default settings); none to skip (the default with --train)")
-                              ->capture_default_str();
+  cmd->add_flag("--resume", r->resume,
+                "Continue the run named by --out: skip stages whose bundle and metrics are complete; resume bert from "
+                "its checkpoint");
+  CLI::Option* compress =
+      cmd->add_option("--compress", r->compress,
+                      "Compression stage after each stage whose family offers this method (newscls compress, "
+                      "default settings); none to skip (the default with --train)")
+          ->capture_default_str();
   const RenamedOption unlabeled = add_unlabeled_option(
-      *cmd, r->unlabeled, "your own feed: a stage <stage>-adapted adapts each local stage to it (newscls adapt, default settings)");
+      *cmd, r->unlabeled,
+      "your own feed: a stage <stage>-adapted adapts each local stage to it (newscls adapt, default settings)");
   cmd->add_option("--attention-titles", r->attention_titles,
                   "Attention heatmaps shown in the report (families with attention; at most 100)")
       ->capture_default_str()
@@ -71,7 +75,8 @@ void setup_pipeline(CLI::App& app) {
       std::printf("%-*s %-8s %s\n", width, s.stage.c_str(), to_string(s.status), s.reason.c_str());
     }
     std::printf("report: %s/report.html\n", summary.run_dir.c_str());
-    if (summary.any_failed()) throw Error(ErrorKind::kData, "a stage failed (see above and " + summary.run_dir + "/pipeline.json)");
+    if (summary.any_failed())
+      throw Error(ErrorKind::kData, "a stage failed (see above and " + summary.run_dir + "/pipeline.json)");
   });
 }
 

@@ -30,7 +30,8 @@ void setup_pretrain(CLI::App& app) {
       ->required()
       ->check(CLI::IsMember(pretraining_families()));
   add_data_option(*cmd, o->data_dir);
-  cmd->add_option("--out", o->out_dir, "Encoder bundle directory to write (default: runs/<model>-encoder)")->check(non_empty_path());
+  cmd->add_option("--out", o->out_dir, "Encoder bundle directory to write (default: runs/<model>-encoder)")
+      ->check(non_empty_path());
   cmd->add_option("--config", o->config_file, "JSON file overriding the family's default config");
   cmd->add_option("--set", o->overrides, "Override one config key, key=value (repeatable)");
   add_run_options(*cmd, o->seed, o->threads, o->skip_bad_lines);

@@ -59,8 +59,9 @@ void run_serve(serve::ServeRequest options) {
   serve::Server server(options);
   server.start();
   server.load();
-  spdlog::info("ready: {} model(s); SIGHUP reloads them, SIGTERM or SIGINT drains and stops (a second one stops at once)",
-               options.model_dirs.size());
+  spdlog::info(
+      "ready: {} model(s); SIGHUP reloads them, SIGTERM or SIGINT drains and stops (a second one stops at once)",
+      options.model_dirs.size());
   while (!g_stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (g_reload) {
@@ -79,28 +80,41 @@ void run_serve(serve::ServeRequest options) {
 void setup_serve(CLI::App& app) {
   auto o = std::make_shared<serve::ServeRequest>();
   CLI::App* cmd = app.add_subcommand("serve", "Classify titles over HTTP (POST /v1/classify), with micro-batching");
-  cmd->footer("Signals: SIGHUP reloads the bundles (all or none); SIGTERM or SIGINT stops accepting,\n"
-              "answers the requests in flight and exits 0; a second one during that drain stops at once, exit 130.");
+  cmd->footer(
+      "Signals: SIGHUP reloads the bundles (all or none); SIGTERM or SIGINT stops accepting,\n"
+      "answers the requests in flight and exits 0; a second one during that drain stops at once, exit 130.");
   cmd->add_option("--model-dir", o->model_dirs, "Model bundle to serve, named after its directory (repeatable)")
       ->required();
   cmd->add_option("--host", o->host, "Address to listen on")->capture_default_str();
-  cmd->add_option("--port", o->port, "Port (0 = any free port, logged)")->capture_default_str()->check(CLI::Range(0, 65535));
+  cmd->add_option("--port", o->port, "Port (0 = any free port, logged)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
   add_thread_count_option(*cmd, "--threads", o->threads, "Threads for each model's forward pass (0 = all cores)",
                           o->threads);
   cmd->add_option("--connections", o->connections, "Connections served at once (HTTP worker threads)")
-      ->capture_default_str()->check(CLI::Range(1, 4096));
-  cmd->add_option("--max-batch", o->max_batch, "Most titles in one forward pass")->capture_default_str()->check(CLI::Range(1, 65536));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--max-batch", o->max_batch, "Most titles in one forward pass")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
   cmd->add_option("--max-wait-ms", o->max_wait_ms, "Longest a request waits for its batch to fill")
-      ->capture_default_str()->check(CLI::Range(0, 10000));
+      ->capture_default_str()
+      ->check(CLI::Range(0, 10000));
   cmd->add_option("--max-body-bytes", o->max_body_bytes, "Largest request body (413 above)")
-      ->capture_default_str()->check(CLI::Range(std::size_t{64}, std::size_t{1} << 30));
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 30));
   cmd->add_option("--max-titles", o->max_titles, "Most titles in one request (413 above)")
-      ->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
-  cmd->add_option("--queue", o->queue, "Requests waiting per model before 503")->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  cmd->add_option("--queue", o->queue, "Requests waiting per model before 503")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
   cmd->add_option("--read-timeout", o->read_timeout_s, "Seconds a client may stay silent mid-request")
-      ->capture_default_str()->check(CLI::Range(1, 3600));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
   cmd->add_option("--body-timeout", o->body_timeout_s, "Seconds a request body may take to arrive in full (408 after)")
-      ->capture_default_str()->check(CLI::Range(1, 86400));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
   cmd->add_flag("--log-titles", o->log_titles, "Put the titles in the access log (off: logs carry counts only)");
   cmd->callback([o] { run_serve(*o); });
 }

@@ -20,9 +20,11 @@ const CLI::Validator& non_empty_path() {
 }
 
 CLI::Option* add_data_option(CLI::App& cmd, std::string& data_dir) {
-  return cmd.add_option("--data", data_dir,
-                        std::string("Data directory with train/dev/test.txt and class.txt (default: $NEWSCLS_DATA, "
-                                    "else ") + kFullDataDir + ", else the demo set " + kDemoDataDir + ")")
+  return cmd
+      .add_option("--data", data_dir,
+                  std::string("Data directory with train/dev/test.txt and class.txt (default: $NEWSCLS_DATA, "
+                              "else ") +
+                      kFullDataDir + ", else the demo set " + kDemoDataDir + ")")
       ->check(non_empty_path());  // --data "$UNSET" must not fall back to other data
 }
 
@@ -38,43 +40,70 @@ const CLI::Validator& non_empty_name() {
 
 void add_format_options(CLI::App& cmd, FormatOptions& format) {
   const char* group = "Labelled files (docs/DATA_FORMATS.md)";
-  cmd.add_option("--format", format.format,
-                 "Format of the labelled files: tsv (title<TAB>label), csv (with a header), jsonl, fasttext "
-                 "(__label__NAME title) (default: by extension: .tsv/.txt, .csv, .jsonl/.json, .ft/.fasttext; else tsv)")
-      ->check(CLI::IsMember(data_format_names()))->group(group);
+  cmd.add_option(
+         "--format", format.format,
+         "Format of the labelled files: tsv (title<TAB>label), csv (with a header), jsonl, fasttext "
+         "(__label__NAME title) (default: by extension: .tsv/.txt, .csv, .jsonl/.json, .ft/.fasttext; else tsv)")
+      ->check(CLI::IsMember(data_format_names()))
+      ->group(group);
   cmd.add_option("--text-column", format.text_column, "CSV column or JSON key holding the title")
-      ->capture_default_str()->check(non_empty_name())->group(group);
+      ->capture_default_str()
+      ->check(non_empty_name())
+      ->group(group);
   cmd.add_option("--label-column", format.label_column, "CSV column or JSON key holding the label (a class name or id)")
-      ->capture_default_str()->check(non_empty_name())->group(group);
+      ->capture_default_str()
+      ->check(non_empty_name())
+      ->group(group);
 }
 
-void add_answer_options(CLI::App& cmd, std::vector<std::string>& files, FormatOptions& format, const std::string& help) {
+void add_answer_options(CLI::App& cmd, std::vector<std::string>& files, FormatOptions& format,
+                        const std::string& help) {
   const char* group = "Answers (docs/CLI.md, ask)";
   CLI::Option* labels = cmd.add_option("--labels", files, help)->check(non_empty_path())->group(group);
   cmd.add_option("--labels-format", format.format,
                  "Format of the --labels files: csv, tsv, jsonl, fasttext (default: by extension)")
-      ->check(CLI::IsMember(data_format_names()))->needs(labels)->group(group);
+      ->check(CLI::IsMember(data_format_names()))
+      ->needs(labels)
+      ->group(group);
   cmd.add_option("--labels-text-column", format.text_column, "CSV column or JSON key of the --labels files' title")
-      ->capture_default_str()->check(non_empty_name())->needs(labels)->group(group);
+      ->capture_default_str()
+      ->check(non_empty_name())
+      ->needs(labels)
+      ->group(group);
   cmd.add_option("--labels-label-column", format.label_column,
                  "CSV column or JSON key of the --labels files' answer (a class name, none, or empty: skipped)")
-      ->capture_default_str()->check(non_empty_name())->needs(labels)->group(group);
+      ->capture_default_str()
+      ->check(non_empty_name())
+      ->needs(labels)
+      ->group(group);
 }
 
 void add_data_files_options(CLI::App& cmd, DataFiles& files, CLI::Option* data) {
   const char* group = "Labelled files (docs/DATA_FORMATS.md)";
-  CLI::Option* train = cmd.add_option("--train", files.train,
-                                      "Training file in any --format, instead of --data (labels: class names, or ids of --classes)")
-                           ->check(non_empty_path())->excludes(data)->group(group);
+  CLI::Option* train =
+      cmd.add_option("--train", files.train,
+                     "Training file in any --format, instead of --data (labels: class names, or ids of --classes)")
+          ->check(non_empty_path())
+          ->excludes(data)
+          ->group(group);
   cmd.add_option("--dev", files.dev, "Dev file (default: a stratified, seeded --dev-fraction of --train)")
-      ->check(non_empty_path())->needs(train)->group(group);
+      ->check(non_empty_path())
+      ->needs(train)
+      ->group(group);
   cmd.add_option("--test", files.test, "Test file (default: none; the test figures are then the dev set's)")
-      ->check(non_empty_path())->needs(train)->group(group);
+      ->check(non_empty_path())
+      ->needs(train)
+      ->group(group);
   cmd.add_option("--classes", files.classes,
                  "Class list, one name a line, ids from 0 (default: the label names of --train, sorted)")
-      ->check(non_empty_path())->needs(train)->group(group);
+      ->check(non_empty_path())
+      ->needs(train)
+      ->group(group);
   cmd.add_option("--dev-fraction", files.dev_fraction, "Share of --train drawn as the dev set when there is no --dev")
-      ->capture_default_str()->check(CLI::Range(0.001, 0.999))->needs(train)->group(group);
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 0.999))
+      ->needs(train)
+      ->group(group);
   add_format_options(cmd, files.format);
 }
 
@@ -84,7 +113,8 @@ void add_seed_option(CLI::App& cmd, std::uint64_t& seed) {
       [](std::string& s) -> std::string {
         std::uint64_t v = 0;
         const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return "a whole number from 0 to 2^64-1 expected";
+        if (s.empty() || ec != std::errc() || end != s.data() + s.size())
+          return "a whole number from 0 to 2^64-1 expected";
         return {};
       },
       "UINT64");
@@ -142,8 +172,8 @@ CLI::Validator whole_number(long long low, long long high, const std::string& en
 }
 
 const CLI::Validator& non_empty_address() {
-  static const CLI::Validator v([](std::string& s) { return s.empty() ? std::string("an empty address") : std::string(); },
-                                "HOST");
+  static const CLI::Validator v(
+      [](std::string& s) { return s.empty() ? std::string("an empty address") : std::string(); }, "HOST");
   return v;
 }
 
@@ -167,15 +197,30 @@ void refuse_empty_variables(const std::vector<std::pair<const char*, const CLI::
 void add_distributed_options(CLI::App& cmd, DistributedSettings& d) {
   const char* group = "Distributed (data-parallel over processes)";
   CLI::Option* world = cmd.add_option("--world-size", d.world_size, "Number of ranks (processes) training together")
-      ->envname("WORLD_SIZE")->capture_default_str()->check(whole_number(1, kMaxRanks, "WORLD_SIZE"))->group(group);
-  CLI::Option* rank = cmd.add_option("--rank", d.rank, "This process's rank, 0..world-size-1; rank 0 writes the outputs")
-      ->envname("RANK")->capture_default_str()->check(whole_number(0, kMaxRanks - 1, "RANK"))->group(group);
+                           ->envname("WORLD_SIZE")
+                           ->capture_default_str()
+                           ->check(whole_number(1, kMaxRanks, "WORLD_SIZE"))
+                           ->group(group);
+  CLI::Option* rank =
+      cmd.add_option("--rank", d.rank, "This process's rank, 0..world-size-1; rank 0 writes the outputs")
+          ->envname("RANK")
+          ->capture_default_str()
+          ->check(whole_number(0, kMaxRanks - 1, "RANK"))
+          ->group(group);
   CLI::Option* addr = cmd.add_option("--master-addr", d.master_addr, "Address of rank 0, where the ranks meet")
-      ->envname("MASTER_ADDR")->capture_default_str()->check(non_empty_address())->group(group);
+                          ->envname("MASTER_ADDR")
+                          ->capture_default_str()
+                          ->check(non_empty_address())
+                          ->group(group);
   CLI::Option* port = cmd.add_option("--master-port", d.master_port, "TCP port of the rendezvous store on rank 0")
-      ->envname("MASTER_PORT")->capture_default_str()->check(whole_number(1, 65535, "MASTER_PORT"))->group(group);
+                          ->envname("MASTER_PORT")
+                          ->capture_default_str()
+                          ->check(whole_number(1, 65535, "MASTER_PORT"))
+                          ->group(group);
   cmd.add_option("--dist-timeout", d.timeout_s, "Seconds after which a silent rank is reported lost")
-      ->capture_default_str()->check(whole_number(1, 86400, ""))->group(group);
+      ->capture_default_str()
+      ->check(whole_number(1, 86400, ""))
+      ->group(group);
   cmd.parse_complete_callback([&d, world, rank, addr, port] {
     refuse_empty_variables({{"WORLD_SIZE", world}, {"RANK", rank}, {"MASTER_ADDR", addr}, {"MASTER_PORT", port}},
                            d.enabled());
@@ -183,7 +228,8 @@ void add_distributed_options(CLI::App& cmd, DistributedSettings& d) {
 }
 
 void add_skip_bad_lines_option(CLI::App& cmd, bool& skip) {
-  cmd.add_flag("--skip-bad-lines", skip, "Skip malformed data lines or records (counted in the log and metrics.json) instead of stopping");
+  cmd.add_flag("--skip-bad-lines", skip,
+               "Skip malformed data lines or records (counted in the log and metrics.json) instead of stopping");
 }
 
 void add_model_dir_option(CLI::App& cmd, std::string& model_dir) {
@@ -228,23 +274,36 @@ RenamedOption add_unlabeled_option(CLI::App& cmd, std::string& feed, const std::
 
 void add_self_training_options(CLI::App& cmd, SelfTraining& st, std::vector<std::string>& teachers) {
   const char* group = "Adapting to a feed (with --unlabeled)";
-  cmd.add_option("--teacher", teachers, "A bundle voting beside the model on the feed: a title is taken when all agree "
-                                        "(co-training; repeatable)")->group(group);
+  cmd.add_option("--teacher", teachers,
+                 "A bundle voting beside the model on the feed: a title is taken when all agree "
+                 "(co-training; repeatable)")
+      ->group(group);
   cmd.add_option("--rounds", st.rounds,
                  "Self-training rounds at most (0: the feed's vocabulary and pretraining only; default: the "
                  "family's, chosen on dev: docs/BENCHMARKS.md)")
-      ->check(CLI::Range(0, 20))->group(group);
+      ->check(CLI::Range(0, 20))
+      ->group(group);
   cmd.add_option("--min-confidence", st.min_confidence, "Mean calibrated probability a feed title needs to be taken")
-      ->capture_default_str()->check(CLI::Range(0.0, 1.0))->group(group);
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0))
+      ->group(group);
   cmd.add_option("--share-tolerance", st.share_tolerance,
                  "A class takes at most this times its share of the labelled titles of the feed titles taken")
-      ->capture_default_str()->check(CLI::Range(1.0, 1000.0))->group(group);
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 1000.0))
+      ->group(group);
   cmd.add_option("--stable-change", st.stable_change, "Stop when fewer than this share of the taken titles changed")
-      ->capture_default_str()->check(CLI::Range(0.0, 1.0))->group(group);
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0))
+      ->group(group);
   cmd.add_option("--pseudo-copies", st.pseudo_copies, "Each feed title taken counts this many times in training")
-      ->capture_default_str()->check(CLI::Range(1, 100))->group(group);
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100))
+      ->group(group);
   cmd.add_option("--max-feed-titles", st.max_feed_titles, "A larger feed is sampled (seeded) as it is read")
-      ->capture_default_str()->check(CLI::Range(1, 100000000))->group(group);
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000000))
+      ->group(group);
   cmd.add_flag("!--no-pretraining", st.pretrain, "Do not pretrain the encoder on the feed (bert)")->group(group);
 }
 

@@ -57,9 +57,8 @@ runtime::Matrix parallel_probs(const runtime::InferenceModel& model, const Encod
   if (encoded.size() > batch_size) threads = 1;
   const std::vector<std::vector<std::size_t>> groups = predict_groups(encoded, batch_size, threads);
   std::vector<runtime::Matrix> probs(groups.size());
-  parallel_tasks(groups.size(), static_cast<int>(threads), [&](std::size_t g, int) {
-    probs[g] = model.probs(runtime::pad_titles(encoded, groups[g]));
-  });
+  parallel_tasks(groups.size(), static_cast<int>(threads),
+                 [&](std::size_t g, int) { probs[g] = model.probs(runtime::pad_titles(encoded, groups[g])); });
   runtime::Matrix out(static_cast<std::int64_t>(encoded.size()), probs[0].cols);
   for (std::size_t g = 0; g < groups.size(); ++g) {
     for (std::size_t k = 0; k < groups[g].size(); ++k) {
@@ -107,9 +106,7 @@ class BertClassifier final : public Classifier {
   }
   nlohmann::json config() const override { return state_.config; }
 
-  void check_trainable(const std::string& init_dir) const override {
-    bert::check_trainable(state_.options, init_dir);
-  }
+  void check_trainable(const std::string& init_dir) const override { bert::check_trainable(state_.options, init_dir); }
   nlohmann::json train(const TrainContext& ctx) override {
     nlohmann::json facts = training_library().train(state_, ctx);
     adopt_trained_model();
@@ -154,7 +151,8 @@ std::vector<Prediction> BertClassifier::predict_batch(const std::vector<std::str
     const std::string source = state_.imported_from.empty() ? "HF_DIR" : state_.imported_from;
     throw ModelFormatError(bundle_dir_.empty() ? source : bundle_dir_,
                            "is an encoder without a classifier head (embed and attention only); fine-tune it: "
-                           "newscls train --model bert --init hf:" + source);
+                           "newscls train --model bert --init hf:" +
+                               source);
   }
   if (titles.empty()) return {};
   Encoded encoded = encode_titles(*state_.vocab, titles, state_.options.arch.max_len);
@@ -207,7 +205,8 @@ void BertClassifier::load(const Bundle& bundle) {
   bundle_dir_ = bundle.dir();
   const nlohmann::json& facts = bundle.manifest().training;
   state_.imported_from = facts.is_object() && facts.contains("imported_from") && facts["imported_from"].is_string()
-                             ? facts["imported_from"].get<std::string>() : "";
+                             ? facts["imported_from"].get<std::string>()
+                             : "";
   state_.vocab = TitleTokenizer::load(bundle, state_.options.tokenizer);
   // As build_model: an imported table may have more rows than vocab.txt has lines.
   state_.options.arch.vocab_size = std::max(state_.options.arch.vocab_size, state_.vocab->size());
@@ -220,9 +219,9 @@ void BertClassifier::load(const Bundle& bundle) {
   if (has_int8_weights(bundle)) {
     Int8State read = read_int8_state(bundle.payload_path(kInt8Payload), specs);
     if (read.engine != "onednn" && read.engine != "qnnpack") {
-      throw ModelFormatError(bundle.payload_path(kInt8Payload),
-                             "needs the quantized engine it was made for: engine is '" + read.engine +
-                                 "'; use onednn or qnnpack");
+      throw ModelFormatError(
+          bundle.payload_path(kInt8Payload),
+          "needs the quantized engine it was made for: engine is '" + read.engine + "'; use onednn or qnnpack");
     }
     int8_engine_ = read.engine;
     for (const NamedArray& a : read.tensors) {
@@ -230,8 +229,8 @@ void BertClassifier::load(const Bundle& bundle) {
     }
     weights_ = std::make_shared<const Int8State>(std::move(read));
   } else {
-    weights_ = std::make_shared<const Int8State>(
-        Int8State{"", read_float_state(bundle.payload_path(kWeightsPayload), specs)});
+    weights_ =
+        std::make_shared<const Int8State>(Int8State{"", read_float_state(bundle.payload_path(kWeightsPayload), specs)});
   }
   build_runtime();
 }
@@ -253,7 +252,7 @@ void BertClassifier::dump_attention(const std::vector<std::string>& titles, std:
       const Prediction shown = prediction_from_probs(std::move(probs));
       dump.label_id = shown.label;
       dump.label = dump.label_id < static_cast<int>(state_.label_names.size()) ? state_.label_names[dump.label_id]
-                                                                          : std::to_string(dump.label_id);
+                                                                               : std::to_string(dump.label_id);
       dump.score = shown.score;
     }
     dump.heads_per_layer = state_.options.arch.heads_per_layer;

@@ -31,7 +31,9 @@ class BertFamily final : public Family {
   }
   // Both load the training library: compress_methods() is asked by the commands that compress.
   std::vector<std::string> compress_methods() const override { return training_library().compress_methods(); }
-  nlohmann::json compress(const CompressContext& request) const override { return training_library().compress(request); }
+  nlohmann::json compress(const CompressContext& request) const override {
+    return training_library().compress(request);
+  }
   bool compress_method_takes_teachers(const std::string& method) const override {
     return training_library().compress_method_takes_teachers(method);
   }
@@ -43,9 +45,11 @@ class BertFamily final : public Family {
     if (parse_settings(bundle.manifest().config).classifier) return {};
     const nlohmann::json& facts = bundle.manifest().training;
     const std::string source = facts.is_object() && facts.value("imported_from", nlohmann::json()).is_string()
-                                   ? facts["imported_from"].get<std::string>() : "HF_DIR";
+                                   ? facts["imported_from"].get<std::string>()
+                                   : "HF_DIR";
     return "is an encoder without a classifier head (its labels are the checkpoint's placeholders); fine-tune it "
-           "first: newscls train --model bert --init hf:" + source;
+           "first: newscls train --model bert --init hf:" +
+           source;
   }
   // An encoder bundle is no classifier: it is loaded as --init loads it.
   void verify(const Bundle& bundle) const override {

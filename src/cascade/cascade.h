@@ -37,9 +37,9 @@ struct MemberAnswers {
 };
 
 struct ThresholdChoice {
-  std::vector<double> thresholds;      // one per member but the last
+  std::vector<double> thresholds;  // one per member but the last
   std::size_t correct = 0;
-  std::vector<std::size_t> answered;   // per member
+  std::vector<std::size_t> answered;  // per member
 };
 
 // Among the thresholds with at most max_last_share of the titles reaching the last member and
@@ -47,8 +47,8 @@ struct ThresholdChoice {
 // sent on, then the most accurate. slack 0: the best dev accuracy. Candidates: 0, the
 // `candidates` quantiles of each member's scores, and "never answer" (above 1). A negative
 // score (an unknown answer) is sent on under every candidate.
-ThresholdChoice choose_thresholds(const std::vector<MemberAnswers>& members, double max_last_share,
-                                  int candidates = 40, double slack = 0.0);
+ThresholdChoice choose_thresholds(const std::vector<MemberAnswers>& members, double max_last_share, int candidates = 40,
+                                  double slack = 0.0);
 
 // combine=product: a title sent on is answered by the product of the calibrated probabilities
 // of every member that saw it (renormalised), so the cheap member's doubt between two classes

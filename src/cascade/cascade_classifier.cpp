@@ -61,7 +61,8 @@ std::string resolve_member(const std::string& dir, const std::string& work_dir) 
 void refuse_output_over_members(const std::vector<std::string>& dirs, const std::string& out_dir) {
   for (const std::string& dir : dirs) {
     if (!out_dir.empty() && folders_overlap(out_dir, dir)) {
-      throw UsageError("--out " + out_dir + " would replace the member " + dir + ": write the cascade to another folder");
+      throw UsageError("--out " + out_dir + " would replace the member " + dir +
+                       ": write the cascade to another folder");
     }
   }
 }
@@ -78,8 +79,9 @@ void check_distinct(const std::vector<std::string>& dirs) {
 // A member's folder as cascade.json names it: inside the bundle ("members/0"), never above it.
 std::string member_dir(const Bundle& bundle, const std::string& path, const std::string& name) {
   const fs::path p(name);
-  const bool inside = p.is_relative() && !p.empty() &&
-                      std::none_of(p.begin(), p.end(), [](const fs::path& part) { return part == ".." || part == "."; });
+  const bool inside = p.is_relative() && !p.empty() && std::none_of(p.begin(), p.end(), [](const fs::path& part) {
+                        return part == ".." || part == ".";
+                      });
   if (!inside) throw ModelFormatError(path, "member folder '" + name + "' is not inside the bundle");
   return bundle.dir() + "/" + name;
 }
@@ -202,7 +204,8 @@ void CascadeClassifier::adopt_loaded_members() const {
 }
 
 // joint: per dev title, the product of the earlier members' probabilities (combine=product).
-MemberAnswers CascadeClassifier::answers_on(Member& m, const Dataset& dev, std::vector<std::vector<float>>& joint) const {
+MemberAnswers CascadeClassifier::answers_on(Member& m, const Dataset& dev,
+                                            std::vector<std::vector<float>>& joint) const {
   MemberAnswers a;
   joint.resize(dev.size());
   const std::size_t batch = std::max<std::size_t>(1, m.model->preferred_batch_size());
@@ -228,7 +231,8 @@ MemberAnswers CascadeClassifier::answers_on(Member& m, const Dataset& dev, std::
 nlohmann::json member_stage_names(const std::vector<Member>& members) {
   nlohmann::json names = nlohmann::json::array();
   for (const Member& m : members) {
-    const bool repeated = std::count_if(members.begin(), members.end(), [&](const Member& o) { return o.family == m.family; }) > 1;
+    const bool repeated =
+        std::count_if(members.begin(), members.end(), [&](const Member& o) { return o.family == m.family; }) > 1;
     const std::string folder = std::filesystem::path(without_trailing_slashes(m.dir)).filename().string();
     std::string name = repeated ? m.family + " (" + folder + ")" : m.family;
     if (std::find(names.begin(), names.end(), name) != names.end()) name += " #" + std::to_string(names.size() + 1);
@@ -243,9 +247,10 @@ void warn_if_below_a_member(const ThresholdChoice& choice, const std::vector<Mem
                             const nlohmann::json& names, std::size_t n) {
   for (std::size_t m = 0; m < dev.size(); ++m) {
     if (dev[m].alone_correct <= choice.correct) continue;
-    spdlog::warn("cascade: dev accuracy {:.4f} is below {}'s alone ({:.4f}); try --set combine=last, or that member alone",
-                 double(choice.correct) / double(std::max<std::size_t>(1, n)), names[m].get<std::string>(),
-                 double(dev[m].alone_correct) / double(std::max<std::size_t>(1, n)));
+    spdlog::warn(
+        "cascade: dev accuracy {:.4f} is below {}'s alone ({:.4f}); try --set combine=last, or that member alone",
+        double(choice.correct) / double(std::max<std::size_t>(1, n)), names[m].get<std::string>(),
+        double(dev[m].alone_correct) / double(std::max<std::size_t>(1, n)));
     return;
   }
 }
@@ -253,7 +258,8 @@ void warn_if_below_a_member(const ThresholdChoice& choice, const std::vector<Mem
 nlohmann::json CascadeClassifier::train(const TrainContext& ctx) {
   const std::string list = config_["members"].get<std::string>();
   std::vector<std::string> dirs = split_members(list);
-  if (dirs.size() < 2 || dirs.size() > 3) throw ConfigError("members", "expected 2 or 3 bundle directories, comma-separated");
+  if (dirs.size() < 2 || dirs.size() > 3)
+    throw ConfigError("members", "expected 2 or 3 bundle directories, comma-separated");
   if (std::count(list.begin(), list.end(), ',') + 1 != static_cast<std::ptrdiff_t>(dirs.size())) {
     throw ConfigError("members", "an empty entry in '" + list + "'");
   }
@@ -305,7 +311,7 @@ std::vector<Prediction> CascadeClassifier::predict_batch(const std::vector<std::
   std::vector<std::size_t> pending(titles.size());
   for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
   std::vector<std::vector<float>> joint(titles.size());  // combine=product: the earlier members' product
-  std::vector<int> decided(titles.size(), -1);            // the last member whose probabilities joint holds
+  std::vector<int> decided(titles.size(), -1);           // the last member whose probabilities joint holds
   for (std::size_t m = 0; m < members_.size() && !pending.empty(); ++m) {
     std::vector<std::string> batch;
     for (std::size_t i : pending) batch.push_back(titles[i]);
@@ -361,7 +367,8 @@ void CascadeClassifier::load(const Bundle& bundle) {
       dirs.push_back(member_dir(bundle, path, m.at("dir").get<std::string>()));
       check_member_manifest(path, m, dirs.back());
     }
-    if (dirs.size() < 2 || thresholds_.size() + 1 != dirs.size()) throw ModelFormatError(path, "members and thresholds do not match");
+    if (dirs.size() < 2 || thresholds_.size() + 1 != dirs.size())
+      throw ModelFormatError(path, "members and thresholds do not match");
     // Bundles from before `combine` existed chose their thresholds for the last member alone.
     if (!bundle.manifest().config.contains("combine")) config_["combine"] = "last", product_ = false;
     open_members(dirs, &bundle.manifest().labels, /*in_background=*/true);

@@ -13,7 +13,8 @@ std::vector<double> candidate_thresholds(const std::vector<float>& scores, int c
   std::vector<float> sorted = scores;
   std::sort(sorted.begin(), sorted.end());
   // Unknown answers score below 0 and are always sent on: no candidate may answer them.
-  for (int q = 1; q < candidates && !sorted.empty(); ++q) out.insert(std::max(0.0f, sorted[sorted.size() * q / candidates]));
+  for (int q = 1; q < candidates && !sorted.empty(); ++q)
+    out.insert(std::max(0.0f, sorted[sorted.size() * q / candidates]));
   return {out.begin(), out.end()};
 }
 
@@ -68,7 +69,8 @@ ThresholdChoice choose_thresholds(const std::vector<MemberAnswers>& members, dou
   if (members.size() < 2) throw UsageError("a cascade needs at least two members");
   const std::size_t n = members[0].scores.size();
   for (const MemberAnswers& m : members) {
-    if (m.scores.size() != n || m.correct.size() != n) throw Error(ErrorKind::kData, "cascade: members answered different titles");
+    if (m.scores.size() != n || m.correct.size() != n)
+      throw Error(ErrorKind::kData, "cascade: members answered different titles");
   }
   std::vector<std::vector<double>> grid;
   for (std::size_t m = 0; m + 1 < members.size(); ++m) {
@@ -92,7 +94,8 @@ ThresholdChoice choose_thresholds(const std::vector<MemberAnswers>& members, dou
   if (allowed.empty()) {
     char least[32];
     std::snprintf(least, sizeof least, "%.4f", double(least_last) / double(std::max<std::size_t>(1, n)));
-    throw ConfigError("last_share", nlohmann::json(max_last_share).dump() + " is below the smallest share of dev titles that reach the last member, " +
+    throw ConfigError("last_share", nlohmann::json(max_last_share).dump() +
+                                        " is below the smallest share of dev titles that reach the last member, " +
                                         least + " (an earlier member's 'unknown' answers always go on)");
   }
   std::size_t most = 0;

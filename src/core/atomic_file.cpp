@@ -23,7 +23,6 @@ namespace fs = std::filesystem;
 
 std::string errno_text() { return std::strerror(errno); }
 
-
 // Whether p's folder, its links resolved (/dev/fd is a link to /proc/self/fd), is in /proc.
 bool under_proc(const fs::path& p) {
   std::error_code ec;
@@ -61,9 +60,11 @@ LinkTarget follow_links(const std::string& path) {
 }  // namespace
 
 long pid_in_name(const std::string& name, const std::string& prefix) {
-  if (name.size() <= prefix.size() + 1 || name.compare(0, prefix.size(), prefix) != 0 || name[prefix.size()] != '.') return 0;
+  if (name.size() <= prefix.size() + 1 || name.compare(0, prefix.size(), prefix) != 0 || name[prefix.size()] != '.')
+    return 0;
   const std::string digits = name.substr(prefix.size() + 1);
-  if (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return 0;
+  if (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return 0;
   return std::stol(digits);
 }
 

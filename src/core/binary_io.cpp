@@ -57,7 +57,7 @@ struct PayloadFile {
   }
   void* owned = nullptr;  // page-aligned anonymous memory the file was read into
   std::size_t owned_size = 0;
-  std::string content;    // what a pipe or /dev/stdin gave
+  std::string content;  // what a pipe or /dev/stdin gave
   const unsigned char* data = nullptr;
   std::size_t size = 0;
 };
@@ -118,8 +118,7 @@ bool offsets_delimit(const PayloadArray<std::uint32_t>& offsets, std::uint64_t b
   return decreasing == 0;
 }
 
-PayloadWriter::PayloadWriter(const std::string& path, const char magic[4], std::uint32_t version)
-    : path_(path) {
+PayloadWriter::PayloadWriter(const std::string& path, const char magic[4], std::uint32_t version) : path_(path) {
   file_ = std::fopen(path.c_str(), "wb");
   if (file_ == nullptr) throw IoError(path, std::string("cannot create: ") + std::strerror(errno));
   bytes(magic, 4);
@@ -160,8 +159,14 @@ void PayloadWriter::raw_block(const void* p, std::size_t n, std::size_t alignmen
 }
 
 void PayloadWriter::u8(std::uint8_t v) { bytes(&v, 1); }
-void PayloadWriter::u32(std::uint32_t v) { put_le(buffer_, v); maybe_flush(); }
-void PayloadWriter::u64(std::uint64_t v) { put_le(buffer_, v); maybe_flush(); }
+void PayloadWriter::u32(std::uint32_t v) {
+  put_le(buffer_, v);
+  maybe_flush();
+}
+void PayloadWriter::u64(std::uint64_t v) {
+  put_le(buffer_, v);
+  maybe_flush();
+}
 void PayloadWriter::i32(std::int32_t v) { u32(static_cast<std::uint32_t>(v)); }
 void PayloadWriter::f32(float v) { u32(float_bits(v)); }
 void PayloadWriter::f64(double v) {
@@ -191,8 +196,7 @@ void PayloadWriter::u32_array(const std::vector<std::uint32_t>& v) {
 }
 
 void PayloadWriter::finish() {
-  const bool ok = std::fwrite(buffer_.data(), 1, buffer_.size(), file_) == buffer_.size() &&
-                  std::fflush(file_) == 0;
+  const bool ok = std::fwrite(buffer_.data(), 1, buffer_.size(), file_) == buffer_.size() && std::fflush(file_) == 0;
   const int close_status = std::fclose(file_);
   file_ = nullptr;
   if (!ok || close_status != 0) throw IoError(path_, std::string("write failed: ") + std::strerror(errno));
@@ -225,8 +229,7 @@ const void* PayloadReader::raw_block(std::uint64_t n, std::size_t element_size) 
   const std::size_t padding = padding_before(pos_, element_size);
   if (padding > size_ - pos_ || n > (size_ - pos_ - padding) / element_size) {
     throw ModelFormatError(path_, "truncated: a block of " + std::to_string(n) + " elements at offset " +
-                                      std::to_string(pos_) + " exceeds the file (" + std::to_string(size_) +
-                                      " bytes)");
+                                      std::to_string(pos_) + " exceeds the file (" + std::to_string(size_) + " bytes)");
   }
   if (std::memcmp(data_ + pos_, kZeros, padding) != 0) {
     throw ModelFormatError(path_, "corrupt: non-zero padding at offset " + std::to_string(pos_));

@@ -23,16 +23,14 @@ const nlohmann::json& require(const nlohmann::json& j, const char* key, nlohmann
                               const std::string& origin) {
   auto it = j.find(key);
   if (it == j.end()) throw ModelFormatError(origin, std::string("manifest has no '") + key + "'");
-  const bool ok = it->type() == type ||
-                  (type == nlohmann::json::value_t::number_integer && it->is_number_unsigned());
+  const bool ok = it->type() == type || (type == nlohmann::json::value_t::number_integer && it->is_number_unsigned());
   if (!ok) throw ModelFormatError(origin, std::string("manifest key '") + key + "' has the wrong type");
   return *it;
 }
 
 // Payload names are plain file names: a manifest must not point outside its bundle.
 void check_payload_name(const std::string& name, const std::string& origin) {
-  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
-      name == kManifestFile) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos || name == kManifestFile) {
     throw ModelFormatError(origin, "bad payload name '" + name + "'");
   }
 }
@@ -93,7 +91,8 @@ void list_foreign(const fs::path& dir, const std::string& shown, const std::map<
       list_foreign(e.path(), shown + name + "/", nullptr, false, foreign);
       continue;
     }
-    if (top && (payloads->count(name) > 0 || std::find(std::begin(kTop), std::end(kTop), name) != std::end(kTop))) continue;
+    if (top && (payloads->count(name) > 0 || std::find(std::begin(kTop), std::end(kTop), name) != std::end(kTop)))
+      continue;
     foreign.push_back(shown + e.path().filename().string() + (folder ? "/" : ""));
   }
 }
@@ -131,7 +130,9 @@ void refuse_inside_bundle(const std::string& final_dir) {
   const fs::path target = fs::weakly_canonical(fs::absolute(final_dir, ec), ec);
   if (ec) return;
   const std::string holder = bundle_holding(target.parent_path().string());
-  if (!holder.empty()) throw IoError(final_dir, "lies inside the model bundle " + holder + ", which it would change; choose another --out");
+  if (!holder.empty())
+    throw IoError(final_dir,
+                  "lies inside the model bundle " + holder + ", which it would change; choose another --out");
 }
 
 }  // namespace
@@ -163,14 +164,16 @@ bool is_bundle_file(const std::string& path) {
 void refuse_output_over_bundle(const std::string& option, const std::string& output, const std::string& bundle_dir) {
   if (output == "-") return;
   std::vector<std::string> files{manifest_path(bundle_dir)};
-  for (const auto& payload : Bundle::read_manifest(bundle_dir).payloads) files.push_back(bundle_dir + "/" + payload.first);
+  for (const auto& payload : Bundle::read_manifest(bundle_dir).payloads)
+    files.push_back(bundle_dir + "/" + payload.first);
   std::error_code ec;
   const fs::path resolved = fs::weakly_canonical(fs::absolute(output, ec), ec);  // a link to another bundle's file
   bool replaces = is_bundle_file(output) || (!ec && is_bundle_file(resolved.string()));
   for (const std::string& f : files) replaces = replaces || same_file(output, f);
   if (replaces) throw UsageError(option + " " + output + " is a file of a model bundle; write to another file");
   // Beside them, a bundle's metrics.json, predictions.tsv and figures were replaced without a word.
-  if (const std::string holder = bundle_holding((ec ? fs::path(output) : resolved).parent_path().string()); !holder.empty()) {
+  if (const std::string holder = bundle_holding((ec ? fs::path(output) : resolved).parent_path().string());
+      !holder.empty()) {
     throw UsageError(option + " " + output + " is inside the model bundle " + holder + "; write to a file outside it");
   }
 }
@@ -178,23 +181,25 @@ void refuse_output_over_bundle(const std::string& option, const std::string& out
 nlohmann::json manifest_to_json(const Manifest& m) {
   nlohmann::json payloads = nlohmann::json::object();
   for (const auto& [name, sha] : m.payloads) payloads[name] = {{"sha256", sha}};
-  return {{"format", kBundleFormat},   {"format_version", m.format_version}, {"family", m.family},
-          {"labels", m.labels},        {"config", m.config},                 {"payloads", payloads},
-          {"training", m.training},    {"created_by", "newscls 0.1.0"}};
+  return {{"format", kBundleFormat}, {"format_version", m.format_version},
+          {"family", m.family},      {"labels", m.labels},
+          {"config", m.config},      {"payloads", payloads},
+          {"training", m.training},  {"created_by", "newscls 0.1.0"}};
 }
 
 Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) {
   using T = nlohmann::json::value_t;
   if (!j.is_object()) throw ModelFormatError(origin, "manifest is not a JSON object");
   if (require(j, "format", T::string, origin) != kBundleFormat) {
-    throw ModelFormatError(origin, "not a newscls bundle manifest (format is not '" + std::string(kBundleFormat) + "')");
+    throw ModelFormatError(origin,
+                           "not a newscls bundle manifest (format is not '" + std::string(kBundleFormat) + "')");
   }
   Manifest m;
   // Compared before narrowing to int, so 4294967297 is not taken for version 1.
   const nlohmann::json& version = require(j, "format_version", T::number_integer, origin);
   const bool supported = version.is_number_unsigned()
-      ? version.get<std::uint64_t>() >= 1 && version.get<std::uint64_t>() <= kBundleFormatVersion
-      : version.get<std::int64_t>() >= 1 && version.get<std::int64_t>() <= kBundleFormatVersion;
+                             ? version.get<std::uint64_t>() >= 1 && version.get<std::uint64_t>() <= kBundleFormatVersion
+                             : version.get<std::int64_t>() >= 1 && version.get<std::int64_t>() <= kBundleFormatVersion;
   if (!supported) {
     throw ModelFormatError(origin, "bundle format version " + version.dump() +
                                        " is not supported; this newscls reads versions 1.." +
@@ -227,7 +232,8 @@ namespace {
 
 // The IoError the BundleWriter would meet replacing final_dir (links already followed).
 void check_replaceable(const std::string& final_dir) {
-  if (!is_bundle_or_empty(final_dir)) throw IoError(final_dir, "exists and is not a newscls bundle; refusing to replace it");
+  if (!is_bundle_or_empty(final_dir))
+    throw IoError(final_dir, "exists and is not a newscls bundle; refusing to replace it");
   std::error_code ec;
   if (fs::is_directory(final_dir, ec)) refuse_foreign_entries(final_dir);
   for (fs::path up = fs::path(final_dir).parent_path(); !up.empty(); up = up.parent_path()) {
@@ -255,7 +261,8 @@ void probe_writable(const std::string& final_dir) {
     }
     existing = existing.parent_path();
   }
-  const std::string probe = existing == parent ? temp_path_for(final_dir) : temp_path_for((existing / "probe").string());
+  const std::string probe =
+      existing == parent ? temp_path_for(final_dir) : temp_path_for((existing / "probe").string());
   fs::create_directory(probe, ec);
   if (ec) throw IoError(final_dir, "cannot be written: " + ec.message());
   fs::remove(probe, ec);
@@ -270,7 +277,8 @@ void BundleWriter::check_target(const std::string& out_dir) {
   probe_writable(final_dir);
 }
 
-BundleWriter::BundleWriter(std::string final_dir) : final_dir_(link_target(without_trailing_slashes(std::move(final_dir)))) {
+BundleWriter::BundleWriter(std::string final_dir)
+    : final_dir_(link_target(without_trailing_slashes(std::move(final_dir)))) {
   check_replaceable(final_dir_);  // no probe: the temporary folder made below is one
   const fs::path parent = fs::path(final_dir_).parent_path();
   if (!parent.empty()) make_directories(parent.string());

@@ -20,7 +20,8 @@ std::optional<std::size_t> dump_file_index(const std::string& name) {
   const std::string stem = file.stem().string(), extension = file.extension().string();
   const bool title_file =
       std::find(std::begin(kDumpExtensions), std::end(kDumpExtensions), extension) != std::end(kDumpExtensions) &&
-      !stem.empty() && stem.size() <= 18 && std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+      !stem.empty() && stem.size() <= 18 &&
+      std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
       (stem.size() == 1 || stem[0] != '0');
   if (!title_file) return std::nullopt;
   return static_cast<std::size_t>(std::stoull(stem));

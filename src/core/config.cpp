@@ -60,8 +60,8 @@ void merge_config(nlohmann::json& config, const nlohmann::json& overrides, const
       continue;
     }
     if (!same_kind(*target, it.value())) {
-      throw ConfigError(it.key(), std::string("expected ") + type_name(*target) + ", got " +
-                                      type_name(it.value()) + " (in " + origin + ")");
+      throw ConfigError(it.key(), std::string("expected ") + type_name(*target) + ", got " + type_name(it.value()) +
+                                      " (in " + origin + ")");
     }
     *target = it.value();
   }
@@ -69,12 +69,12 @@ void merge_config(nlohmann::json& config, const nlohmann::json& overrides, const
 
 nlohmann::json read_config_file(const std::string& path) {
   nlohmann::json file_config;
-  if (std::error_code ec; std::filesystem::is_directory(path, ec)) throw IoError(path, "is a folder, not a config file");
+  if (std::error_code ec; std::filesystem::is_directory(path, ec))
+    throw IoError(path, "is a folder, not a config file");
   try {
     // A key given twice: JSON parsers keep the last silently, and which one the user meant is unknown.
-    file_config = parse_json_unique_keys(read_file(path), [&](const std::string& key) {
-      throw IoError(path, "key '" + key + "' appears twice");
-    });
+    file_config = parse_json_unique_keys(
+        read_file(path), [&](const std::string& key) { throw IoError(path, "key '" + key + "' appears twice"); });
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number too large
     throw IoError(path, std::string("not valid JSON: ") + e.what());
   }
@@ -157,8 +157,8 @@ double config_double(const nlohmann::json& config, const std::string& key, doubl
   if (!v.is_number()) throw ConfigError(key, std::string("expected a number, got ") + type_name(v));
   const double d = v.get<double>();
   if (!(d >= min && d <= max)) {
-    throw ConfigError(key, v.dump() + " is out of range " + nlohmann::json(min).dump() + ".." +
-                               nlohmann::json(max).dump());
+    throw ConfigError(key,
+                      v.dump() + " is out of range " + nlohmann::json(min).dump() + ".." + nlohmann::json(max).dump());
   }
   return d;
 }

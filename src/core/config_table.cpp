@@ -79,12 +79,9 @@ std::string allowed_values(const ConfigKey& key) {
   switch (key.type) {
     case ConfigKey::Type::kInteger:
       return std::to_string(static_cast<long long>(key.min)) + ".." + std::to_string(static_cast<long long>(key.max));
-    case ConfigKey::Type::kNumber:
-      return nlohmann::json(key.min).dump() + ".." + nlohmann::json(key.max).dump();
-    case ConfigKey::Type::kText:
-      return quoted_choices(key.choices);
-    default:
-      return {};
+    case ConfigKey::Type::kNumber: return nlohmann::json(key.min).dump() + ".." + nlohmann::json(key.max).dump();
+    case ConfigKey::Type::kText: return quoted_choices(key.choices);
+    default: return {};
   }
 }
 
@@ -96,10 +93,8 @@ nlohmann::json checked_value(const ConfigKey& key, const nlohmann::json& config)
   switch (key.type) {
     case ConfigKey::Type::kInteger:
       return config_int(config, key.name, static_cast<long long>(key.min), static_cast<long long>(key.max));
-    case ConfigKey::Type::kNumber:
-      return config_double(config, key.name, key.min, key.max);
-    case ConfigKey::Type::kBoolean:
-      return config_bool(config, key.name);
+    case ConfigKey::Type::kNumber: return config_double(config, key.name, key.min, key.max);
+    case ConfigKey::Type::kBoolean: return config_bool(config, key.name);
     case ConfigKey::Type::kText: {
       const std::string value = config_string(config, key.name);
       if (!key.choices.empty() && std::find(key.choices.begin(), key.choices.end(), value) == key.choices.end()) {

@@ -29,7 +29,8 @@ class CsvSource : public RecordSource {
     r.problem = row_.problem;
     if (r.problem.empty() && row_.fields.size() != columns_) {
       const std::size_t n = row_.fields.size();
-      r.problem = std::to_string(n) + (n == 1 ? " field" : " fields") + " where the header has " + std::to_string(columns_);
+      r.problem =
+          std::to_string(n) + (n == 1 ? " field" : " fields") + " where the header has " + std::to_string(columns_);
     }
     if (!r.problem.empty()) return true;
     r.text = std::move(row_.fields[text_]);
@@ -59,9 +60,10 @@ class CsvSource : public RecordSource {
     }
     if (found == columns_) {
       const bool other_separator = columns_ == 1 && row_.fields[0].find_first_of(";\t") != std::string::npos;
-      throw DataError(in_.path(), row_.line,
-                      "no column '" + name + "' in the header (its columns: " + names + "); name it with " + flag +
-                          (other_separator ? " (newscls reads comma-separated values; this header holds ';' or a tab)" : ""));
+      throw DataError(
+          in_.path(), row_.line,
+          "no column '" + name + "' in the header (its columns: " + names + "); name it with " + flag +
+              (other_separator ? " (newscls reads comma-separated values; this header holds ';' or a tab)" : ""));
     }
     return found;
   }
@@ -94,7 +96,8 @@ class CsvSource : public RecordSource {
     const std::size_t opened = in_.line();
     while (true) {
       int c = in_.get();
-      if (c == EOF) throw DataError(in_.path(), opened, "unterminated quoted field: the \" opened on this line is never closed");
+      if (c == EOF)
+        throw DataError(in_.path(), opened, "unterminated quoted field: the \" opened on this line is never closed");
       if (c == '"') {
         c = in_.get();
         if (c != '"') {

@@ -60,7 +60,8 @@ bool has_file(const std::string& path) {
 
 std::ifstream open_for_reading(const std::string& path) {
   // An ifstream opens a folder and then fails to read it, with no reason to give.
-  if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw IoError(path, "is a folder, not a file");
+  if (struct stat st{}; ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw IoError(path, "is a folder, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(path, std::string("cannot open: ") + std::strerror(errno));
   return in;
@@ -99,7 +100,8 @@ LabelSet read_class_file(const std::string& path) {
       throw DataError(path, number, "class name '" + line + "' begins or ends with a space");
     }
     // The reports' and predictions' word for an answer of no class (an LLM's): the two would read as one.
-    if (line == "unknown") throw DataError(path, number, "'unknown' is newscls's word for no class; name the class otherwise");
+    if (line == "unknown")
+      throw DataError(path, number, "'unknown' is newscls's word for no class; name the class otherwise");
     if (labels.id_of(line) >= 0) throw DataError(path, number, "duplicate class name '" + line + "'");
     labels.names.push_back(line);
   }
@@ -147,9 +149,10 @@ namespace {
 void warn_demo_once() {
   static std::once_flag once;
   std::call_once(once, [] {
-    spdlog::warn("no data named and no {}: using the demo set {} (3,000 training titles drawn from THUCNews, "
-                 "for trying the tool; its figures are not THUCNews's). For the full data see data/README.md",
-                 kFullDataDir, kDemoDataDir);
+    spdlog::warn(
+        "no data named and no {}: using the demo set {} (3,000 training titles drawn from THUCNews, "
+        "for trying the tool; its figures are not THUCNews's). For the full data see data/README.md",
+        kFullDataDir, kDemoDataDir);
   });
 }
 
@@ -167,10 +170,12 @@ DataLayout resolve_data_dir(const std::string& flag) {
     DataLayout layout{named};
     if (has_file(layout.classes())) return layout;
     if (has_file(named)) {
-      throw IoError(named, "is a file; " + source + " names a folder holding class.txt, train.txt, dev.txt and test.txt");
+      throw IoError(named,
+                    "is a file; " + source + " names a folder holding class.txt, train.txt, dev.txt and test.txt");
     }
     std::error_code ec;
-    if (!std::filesystem::exists(named, ec) && !ec) throw IoError(named, "no such data folder (named by " + source + ")");
+    if (!std::filesystem::exists(named, ec) && !ec)
+      throw IoError(named, "no such data folder (named by " + source + ")");
     if (std::filesystem::is_directory(layout.classes(), ec)) throw IoError(layout.classes(), "is a folder, not a file");
     throw IoError(named, "no class.txt in this data folder (named by " + source + ")");
   }
@@ -179,8 +184,9 @@ DataLayout resolve_data_dir(const std::string& flag) {
     warn_demo_once();
     return DataLayout{kDemoDataDir};
   }
-  throw IoError("data directory", std::string("no class.txt found (looked in: ") + kFullDataDir + ", " + kDemoDataDir +
-                                      "); pass --data DIR or set NEWSCLS_DATA (data/README.md says where to get the data)");
+  throw IoError("data directory",
+                std::string("no class.txt found (looked in: ") + kFullDataDir + ", " + kDemoDataDir +
+                    "); pass --data DIR or set NEWSCLS_DATA (data/README.md says where to get the data)");
 }
 
 std::vector<std::string> split_fields(const std::string& line, char separator) {

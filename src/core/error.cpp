@@ -19,8 +19,7 @@ ConfigError::ConfigError(const std::string& key, const std::string& message)
 ModelFormatError::ModelFormatError(const std::string& path, const std::string& message)
     : Error(ErrorKind::kModelFormat, path + ": " + message) {}
 
-IoError::IoError(const std::string& path, const std::string& message)
-    : Error(ErrorKind::kIo, path + ": " + message) {}
+IoError::IoError(const std::string& path, const std::string& message) : Error(ErrorKind::kIo, path + ": " + message) {}
 
 HttpError::HttpError(int status, const std::string& message)
     : Error(ErrorKind::kHttp, status > 0 ? "HTTP " + std::to_string(status) + ": " + message : message),

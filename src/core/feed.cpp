@@ -49,7 +49,10 @@ class Reservoir {
     return false;
   }
   void add(std::size_t h, std::string title, std::size_t slot) {
-    if (slot == titles_.size()) titles_.push_back(std::move(title)); else titles_[slot] = std::move(title);
+    if (slot == titles_.size())
+      titles_.push_back(std::move(title));
+    else
+      titles_[slot] = std::move(title);
     index_.emplace(h, slot);
   }
   void forget(const std::string& title) {
@@ -93,9 +96,15 @@ void warn_counts(const Feed& feed) {
 }  // namespace
 
 nlohmann::json Feed::facts() const {
-  return {{"path", path},       {"lines", lines},           {"titles", titles.size()},
-          {"sha256", sha256},   {"blank_lines", blank},     {"duplicates", duplicates},
-          {"too_long", too_long}, {"bad_lines", bad},       {"lines_with_tab", with_tab},
+  return {{"path", path},
+          {"lines", lines},
+          {"titles", titles.size()},
+          {"sha256", sha256},
+          {"blank_lines", blank},
+          {"duplicates", duplicates},
+          {"too_long", too_long},
+          {"bad_lines", bad},
+          {"lines_with_tab", with_tab},
           {"sampled_out", sampled_out}};
 }
 
@@ -129,8 +138,9 @@ Feed read_feed(const std::string& path, const FeedOptions& options) {
   feed.titles = kept.take();
   feed.sha256 = digest.hex();
   if (feed.titles.empty()) {
-    throw DataError(feed.path, 0, "no usable title in " + std::to_string(feed.lines) +
-                                      " line(s): the feed is one title per line, UTF-8");
+    throw DataError(
+        feed.path, 0,
+        "no usable title in " + std::to_string(feed.lines) + " line(s): the feed is one title per line, UTF-8");
   }
   warn_counts(feed);
   return feed;

@@ -67,15 +67,20 @@ int label_id_of(const LabelSet& labels, const std::string& label) {
 
 LabelSet class_list_of(std::vector<std::string> names, const std::string& path) {
   if (names.size() < static_cast<std::size_t>(kMinClasses)) {
-    throw DataError(path, 0, "one class only" + (names.empty() ? std::string() : " ('" + names[0] + "')") +
-                                 ": a classifier needs titles of at least 2 classes");
+    throw DataError(path, 0,
+                    "one class only" + (names.empty() ? std::string() : " ('" + names[0] + "')") +
+                        ": a classifier needs titles of at least 2 classes");
   }
   if (names.size() > static_cast<std::size_t>(kMaxClasses)) {
-    throw DataError(path, 0, std::to_string(names.size()) + " classes; newscls takes 2 to 1,000 (is the label column the right one?)");
+    throw DataError(
+        path, 0,
+        std::to_string(names.size()) + " classes; newscls takes 2 to 1,000 (is the label column the right one?)");
   }
   const bool numbers = std::all_of(names.begin(), names.end(), is_whole_number);
-  if (numbers) std::sort(names.begin(), names.end(), by_value);
-  else std::sort(names.begin(), names.end());
+  if (numbers)
+    std::sort(names.begin(), names.end(), by_value);
+  else
+    std::sort(names.begin(), names.end());
   return LabelSet{std::move(names)};
 }
 
@@ -87,8 +92,10 @@ Dataset read_records(const std::string& path, const LabelSet& labels, const Form
   for (RawRecord r; reader.next(r);) {
     const int id = r.problem.empty() ? label_id_of(labels, r.label) : -1;
     if (r.problem.empty() && id < 0) r.problem = unknown_label(labels, r.label);
-    if (r.problem.empty()) keep(data, r, id);
-    else refuse_or_skip(data, r, options);
+    if (r.problem.empty())
+      keep(data, r, id);
+    else
+      refuse_or_skip(data, r, options);
   }
   finish(data);
   return data;
@@ -109,8 +116,9 @@ NamedRecords read_records_naming_classes(const std::string& path, const FormatOp
     const auto [at, added] = seen.emplace(r.label, static_cast<int>(names.size()));
     if (added) names.push_back(r.label);
     if (names.size() > static_cast<std::size_t>(kMaxClasses)) {  // stopped before the names fill memory
-      throw DataError(path, r.line, "more than 1,000 distinct labels; newscls takes 2 to 1,000 classes "
-                                    "(is the label column the right one?)");
+      throw DataError(path, r.line,
+                      "more than 1,000 distinct labels; newscls takes 2 to 1,000 classes "
+                      "(is the label column the right one?)");
     }
     keep(out.data, r, at->second);
   }

@@ -54,7 +54,8 @@ class FastTextSource : public RecordSource {
     r.label.assign(line_, kPrefix.size(), end - kPrefix.size());
     const std::size_t text = std::min(line_.find_first_not_of(" \t", end), line_.size());
     r.text.assign(line_, text, std::string::npos);
-    if (r.text.compare(0, kPrefix.size(), kPrefix) == 0) r.problem = "more than one __label__: newscls gives a title one class";
+    if (r.text.compare(0, kPrefix.size(), kPrefix) == 0)
+      r.problem = "more than one __label__: newscls gives a title one class";
     return true;
   }
 
@@ -65,9 +66,12 @@ class FastTextSource : public RecordSource {
 
 // A JSON value as a label: a string, or a whole number written in decimal.
 bool label_from_json(const nlohmann::json& value, std::string& label) {
-  if (value.is_string()) label = value.get<std::string>();
-  else if (value.is_number_integer()) label = value.dump();
-  else return false;
+  if (value.is_string())
+    label = value.get<std::string>();
+  else if (value.is_number_integer())
+    label = value.dump();
+  else
+    return false;
   return true;
 }
 
@@ -87,9 +91,8 @@ class JsonlSource : public RecordSource {
     first_ = false;
     nlohmann::json j;
     try {
-      j = parse_json_unique_keys(line_, [](const std::string& key) {
-        throw std::invalid_argument("key \"" + key + "\" appears twice");
-      });
+      j = parse_json_unique_keys(
+          line_, [](const std::string& key) { throw std::invalid_argument("key \"" + key + "\" appears twice"); });
     } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
       r.problem = "not a JSON object: " + short_parse_error(e.what()) + " (JSON Lines: one whole object per line)";
       return true;
@@ -109,7 +112,8 @@ class JsonlSource : public RecordSource {
     if (label == j.end()) return "no \"" + options_.label_column + "\" key (name the label's key with --label-column)";
     if (!text->is_string()) return "\"" + options_.text_column + "\" is not a string";
     r.text = text->get<std::string>();
-    if (!label_from_json(*label, r.label)) return "\"" + options_.label_column + "\" is neither a string nor a whole number";
+    if (!label_from_json(*label, r.label))
+      return "\"" + options_.label_column + "\" is neither a string nor a whole number";
     return {};
   }
 

@@ -57,9 +57,9 @@ std::string fixed(double v, int decimals) {
 
 }  // namespace
 
-Metrics compute_metrics(const std::vector<int>& truth, const std::vector<int>& predicted,
-                        const LabelSet& labels) {
-  if (truth.size() != predicted.size()) throw Error(ErrorKind::kData, "metrics: truth and predictions differ in length");
+Metrics compute_metrics(const std::vector<int>& truth, const std::vector<int>& predicted, const LabelSet& labels) {
+  if (truth.size() != predicted.size())
+    throw Error(ErrorKind::kData, "metrics: truth and predictions differ in length");
   const int k = labels.size();
   Metrics m;
   m.labels = labels.names;
@@ -94,7 +94,8 @@ Metrics compute_metrics(const std::vector<int>& truth, const std::vector<int>& p
 
 CalibrationMetrics compute_calibration(const std::vector<int>& truth, const std::vector<std::vector<float>>& probs,
                                        int bins) {
-  if (truth.size() != probs.size()) throw Error(ErrorKind::kData, "calibration: truth and probabilities differ in length");
+  if (truth.size() != probs.size())
+    throw Error(ErrorKind::kData, "calibration: truth and probabilities differ in length");
   if (bins < 1) throw Error(ErrorKind::kData, "calibration: at least one bin");
   CalibrationMetrics c;
   c.count = truth.size();
@@ -114,7 +115,8 @@ CalibrationMetrics compute_calibration(const std::vector<int>& truth, const std:
     const double p_true = truth[i] >= 0 && static_cast<std::size_t>(truth[i]) < p.size() ? p[truth[i]] : 0.0;
     c.nll -= std::log(std::max(p_true, kNllFloor));
     double brier = p.empty() ? 1.0 : 0.0;
-    for (std::size_t k = 0; k < p.size(); ++k) brier += std::pow(p[k] - (static_cast<int>(k) == truth[i] ? 1.0 : 0.0), 2);
+    for (std::size_t k = 0; k < p.size(); ++k)
+      brier += std::pow(p[k] - (static_cast<int>(k) == truth[i] ? 1.0 : 0.0), 2);
     c.brier += brier;
   }
   const double n = static_cast<double>(c.count);
@@ -187,8 +189,8 @@ std::vector<CoveragePoint> risk_coverage(const std::vector<int>& truth, const st
     std::size_t tie_begin = upto - 1, tie_end = upto;
     while (tie_begin > 0 && scores[order[tie_begin - 1]] == cut) --tie_begin;
     while (tie_end < order.size() && scores[order[tie_end]] == cut) ++tie_end;
-    const double tied_correct = double(correct_before[tie_end] - correct_before[tie_begin]) *
-                                double(upto - tie_begin) / double(tie_end - tie_begin);
+    const double tied_correct = double(correct_before[tie_end] - correct_before[tie_begin]) * double(upto - tie_begin) /
+                                double(tie_end - tie_begin);
     curve.push_back({double(upto) / truth.size(), (double(correct_before[tie_begin]) + tied_correct) / double(upto)});
   }
   return curve;
@@ -198,30 +200,33 @@ nlohmann::json to_json(const Metrics& m) {
   nlohmann::json per_class = nlohmann::json::object();
   for (std::size_t c = 0; c < m.per_class.size(); ++c) {
     const ClassMetrics& cm = m.per_class[c];
-    per_class[m.labels[c]] = {{"precision", cm.precision}, {"recall", cm.recall}, {"f1", cm.f1},
-                              {"support", cm.support}};
+    per_class[m.labels[c]] = {
+        {"precision", cm.precision}, {"recall", cm.recall}, {"f1", cm.f1}, {"support", cm.support}};
   }
   std::vector<std::string> columns = m.labels;
   columns.push_back("unknown");
   nlohmann::json j = {{"count", m.count},
-          {"accuracy", m.accuracy},
-          {"macro_precision", m.macro_precision},
-          {"macro_recall", m.macro_recall},
-          {"macro_f1", m.macro_f1},
-          {"macro_classes", m.macro_classes},
-          {"unknown", m.unknown},
-          {"per_class", per_class},
-          {"confusion", {{"rows", m.labels}, {"columns", columns}, {"matrix", m.confusion}}},
-          {"wall_seconds", m.wall_seconds},
-          {"titles_per_second", m.titles_per_second}};
+                      {"accuracy", m.accuracy},
+                      {"macro_precision", m.macro_precision},
+                      {"macro_recall", m.macro_recall},
+                      {"macro_f1", m.macro_f1},
+                      {"macro_classes", m.macro_classes},
+                      {"unknown", m.unknown},
+                      {"per_class", per_class},
+                      {"confusion", {{"rows", m.labels}, {"columns", columns}, {"matrix", m.confusion}}},
+                      {"wall_seconds", m.wall_seconds},
+                      {"titles_per_second", m.titles_per_second}};
   if (m.calibration.count > 0) {
     j["ece"] = m.calibration.ece;
     j["nll"] = m.calibration.nll;
     j["brier"] = m.calibration.brier;
     nlohmann::json bins = nlohmann::json::array();
     for (const ReliabilityBin& b : m.calibration.bins) {
-      bins.push_back({{"lower", b.lower}, {"upper", b.upper}, {"count", b.count},
-                      {"mean_confidence", b.mean_confidence}, {"accuracy", b.accuracy}});
+      bins.push_back({{"lower", b.lower},
+                      {"upper", b.upper},
+                      {"count", b.count},
+                      {"mean_confidence", b.mean_confidence},
+                      {"accuracy", b.accuracy}});
     }
     j["reliability"] = bins;
   }
@@ -251,7 +256,8 @@ std::string format_metrics_table(const Metrics& m) {
   // A row of 7-character cells per class: past a few dozen classes no terminal shows it.
   constexpr std::size_t kMaxPrintedClasses = 20;
   if (m.labels.size() > kMaxPrintedClasses) {
-    return out + "\nconfusion: " + std::to_string(m.labels.size()) + " classes, too many to print: see metrics.json and confusion.svg\n";
+    return out + "\nconfusion: " + std::to_string(m.labels.size()) +
+           " classes, too many to print: see metrics.json and confusion.svg\n";
   }
   const bool show_unknown = m.unknown > 0;
   out += "\nconfusion (rows = true, columns = predicted)\n" + pad("", 15);

@@ -65,7 +65,8 @@ int resolve_thread_count(int requested) {
 }
 
 int given_thread_count(int threads) {
-  if (threads < 1) throw UsageError("thread count " + std::to_string(threads) + ": resolve --threads (resolve_thread_count) first");
+  if (threads < 1)
+    throw UsageError("thread count " + std::to_string(threads) + ": resolve --threads (resolve_thread_count) first");
   return threads;
 }
 

@@ -27,7 +27,11 @@ std::string clock_text(double seconds) {
 }  // namespace
 
 Progress::Progress(std::string label, std::size_t total, ProgressPace pace)
-    : label_(std::move(label)), total_(total), pace_(pace), start_(Clock::now()), last_draw_(start_),
+    : label_(std::move(label)),
+      total_(total),
+      pace_(pace),
+      start_(Clock::now()),
+      last_draw_(start_),
       tty_(::isatty(STDERR_FILENO) != 0) {}
 
 Progress::~Progress() { finish(); }

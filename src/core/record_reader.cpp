@@ -45,7 +45,8 @@ std::string check_record(RawRecord& r) {
   trim_spaces(r.label);
   if (r.label.empty()) return "empty label";
   if (!is_valid_utf8(r.label)) return "label is not valid UTF-8";
-  if (has_invisible_char(r.label)) return "label '" + quoted_for_message(r.label, 40) + "' holds a control or format character";
+  if (has_invisible_char(r.label))
+    return "label '" + quoted_for_message(r.label, 40) + "' holds a control or format character";
   // The reports' and predictions' word for an answer of no class (an LLM's).
   if (r.label == "unknown") return "label 'unknown' is newscls's word for no class; name the class otherwise";
   return {};
@@ -55,7 +56,8 @@ std::string lower_extension(const std::string& path) {
   const std::size_t slash = path.find_last_of('/'), dot = path.find_last_of('.');
   if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
   std::string ext = path.substr(dot + 1);
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return ext;
 }
 
@@ -101,7 +103,8 @@ const char* to_string(DataFormat format) {
 
 DataFormat format_of(const std::string& path, const std::string& format) {
   for (const FormatName& f : format_table()) {
-    if (format.empty() ? std::count(f.extensions.begin(), f.extensions.end(), lower_extension(path)) > 0 : format == f.name) {
+    if (format.empty() ? std::count(f.extensions.begin(), f.extensions.end(), lower_extension(path)) > 0
+                       : format == f.name) {
       return f.format;
     }
   }
@@ -111,7 +114,8 @@ DataFormat format_of(const std::string& path, const std::string& format) {
 
 InputFile::InputFile(const std::string& path) : path_(path) {
   // fopen opens a folder and then fails to read it, with no reason to give.
-  if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw IoError(path, "is a folder, not a file");
+  if (struct stat st{}; ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw IoError(path, "is a folder, not a file");
   file_ = std::fopen(path.c_str(), "rb");
   if (file_ == nullptr) throw IoError(path, std::string("cannot open: ") + std::strerror(errno));
   std::string head;

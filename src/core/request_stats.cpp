@@ -26,8 +26,9 @@ std::string failed_titles_line(const nlohmann::json& run_stats) {
   const long long failed = run_stats.value("failed_titles", 0LL);
   if (failed <= 0) return "";
   return std::to_string(failed) + " title(s) got no answer from the LLM and are predicted " +
-         (run_stats.contains("members") ? "by the cascade's earlier members (combine=product, or a member before the last) or unknown"
-                                        : "unknown");
+         (run_stats.contains("members")
+              ? "by the cascade's earlier members (combine=product, or a member before the last) or unknown"
+              : "unknown");
 }
 
 }  // namespace newscls

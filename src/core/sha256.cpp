@@ -26,9 +26,7 @@ class Sha256 {
     check(ctx_ && EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) == 1, "init");
   }
 
-  void update(const void* p, std::size_t n) {
-    check(EVP_DigestUpdate(ctx_.get(), p, n) == 1, "update");
-  }
+  void update(const void* p, std::size_t n) { check(EVP_DigestUpdate(ctx_.get(), p, n) == 1, "update"); }
 
   std::string hex() {
     unsigned char digest[EVP_MAX_MD_SIZE];

@@ -106,8 +106,8 @@ std::vector<std::string_view> split_utf8_chars(std::string_view s) {
 }
 
 bool is_space_char(char32_t cp) {
-  return cp == U' ' || cp == U'\t' || cp == U'\n' || cp == U'\r' || cp == U'\f' || cp == U'\v' ||
-         cp == 0x3000 || cp == 0x00A0 || cp == 0x0085;
+  return cp == U' ' || cp == U'\t' || cp == U'\n' || cp == U'\r' || cp == U'\f' || cp == U'\v' || cp == 0x3000 ||
+         cp == 0x00A0 || cp == 0x0085;
 }
 
 bool is_invisible_char(char32_t cp) {

@@ -33,9 +33,14 @@ Settings draw(const Settings& base, std::mt19937_64& rng) {
 }
 
 nlohmann::json trial_json(const Settings& s, double accuracy, double seconds) {
-  return {{"lr", s.lr}, {"epochs", s.epochs}, {"dropout", s.dropout}, {"dim", s.dim},
-          {"ngram_max", s.ngram_max}, {"ngram_min_count", s.ngram_min_count},
-          {"dev_accuracy", accuracy}, {"seconds", seconds}};
+  return {{"lr", s.lr},
+          {"epochs", s.epochs},
+          {"dropout", s.dropout},
+          {"dim", s.dim},
+          {"ngram_max", s.ngram_max},
+          {"ngram_min_count", s.ngram_min_count},
+          {"dev_accuracy", accuracy},
+          {"seconds", seconds}};
 }
 
 }  // namespace
@@ -59,15 +64,18 @@ AutotuneResult autotune(const Settings& base, const std::vector<std::string>& tr
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     slowest = std::max(slowest, seconds);
     trials.push_back(trial_json(s, accuracy, seconds));
-    spdlog::info("autotune trial {}: dev accuracy {:.4f} (lr {:.3f}, epochs {}, dropout {:.2f}, dim {}, ngram_max {}, "
-                 "ngram_min_count {}) in {:.1f} s",
-                 trial, accuracy, s.lr, s.epochs, s.dropout, s.dim, s.ngram_max, s.ngram_min_count, seconds);
+    spdlog::info(
+        "autotune trial {}: dev accuracy {:.4f} (lr {:.3f}, epochs {}, dropout {:.2f}, dim {}, ngram_max {}, "
+        "ngram_min_count {}) in {:.1f} s",
+        trial, accuracy, s.lr, s.epochs, s.dropout, s.dim, s.ngram_max, s.ngram_min_count, seconds);
     if (accuracy > best) {
       best = accuracy;
       result.settings = s;
     }
   }
-  result.report = {{"trials", trials}, {"best_dev_accuracy", best}, {"seconds", elapsed()},
+  result.report = {{"trials", trials},
+                   {"best_dev_accuracy", best},
+                   {"seconds", elapsed()},
                    {"budget_seconds", base.autotune_seconds}};
   return result;
 }

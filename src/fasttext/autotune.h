@@ -25,8 +25,8 @@ struct AutotuneOptions {
 };
 
 struct AutotuneResult {
-  Settings settings;       // the winner, with autotune still set
-  nlohmann::json report;   // trials, best dev accuracy, seconds used
+  Settings settings;      // the winner, with autotune still set
+  nlohmann::json report;  // trials, best dev accuracy, seconds used
 };
 
 AutotuneResult autotune(const Settings& base, const std::vector<std::string>& train_titles,

@@ -139,5 +139,4 @@ const std::vector<float>& Predictor::probs(std::string_view normalized) {
   return probs_;
 }
 
-
 }  // namespace newscls::fasttext

@@ -57,9 +57,7 @@ class FastTextClassifier : public Classifier {
  public:
   std::string family() const override { return "fasttext"; }
 
-  void configure(const nlohmann::json& config) override {
-    settings_ = parse_settings(config);
-  }
+  void configure(const nlohmann::json& config) override { settings_ = parse_settings(config); }
   nlohmann::json config() const override { return to_json(settings_); }
 
   nlohmann::json train(const TrainContext& ctx) override;
@@ -96,8 +94,9 @@ nlohmann::json FastTextClassifier::train(const TrainContext& ctx) {
   nlohmann::json facts = nlohmann::json::object();
   if (settings_.autotune) {
     if (!ctx.dev || ctx.dev->size() == 0) throw UsageError("fasttext: autotune needs a dev set");
-    AutotuneResult tuned = autotune(settings_, titles, ctx.train->labels, normalize_all(ctx.dev->titles, settings_.fold_punctuation),
-                                    ctx.dev->labels, ctx.labels->size(), {ctx.seed, threads});
+    AutotuneResult tuned =
+        autotune(settings_, titles, ctx.train->labels, normalize_all(ctx.dev->titles, settings_.fold_punctuation),
+                 ctx.dev->labels, ctx.labels->size(), {ctx.seed, threads});
     settings_ = tuned.settings;
     facts["autotune"] = tuned.report;
     facts["chosen"] = to_json(settings_);
@@ -113,20 +112,26 @@ nlohmann::json FastTextClassifier::train(const TrainContext& ctx) {
   if (settings_.quantize) facts["quantize"] = quantize_engine(fit.engine, settings_);
   engine_ = std::move(fit.engine);
   if (ctx.dev && ctx.dev->size() > 0) {
-    facts["dev_accuracy"] = engine_accuracy(*engine_, normalize_all(ctx.dev->titles, settings_.fold_punctuation), ctx.dev->labels, threads);
+    facts["dev_accuracy"] =
+        engine_accuracy(*engine_, normalize_all(ctx.dev->titles, settings_.fold_punctuation), ctx.dev->labels, threads);
   }
   const double seconds = watch.seconds();
-  facts["train_titles_per_second"] = static_cast<double>(titles.size()) * settings_.epochs * settings_.ensemble / seconds;
+  facts["train_titles_per_second"] =
+      static_cast<double>(titles.size()) * settings_.epochs * settings_.ensemble / seconds;
   return facts;
 }
 
 std::vector<Prediction> FastTextClassifier::predict_batch(const std::vector<std::string>& titles) {
   if (!engine_) throw UsageError("fasttext: predict before train or load");
   std::vector<Prediction> out(titles.size());
-  parallel_for(titles.size(), threads_, [&](std::size_t begin, std::size_t end, int) {
-    Predictor predictor(*engine_);
-    for (std::size_t i = begin; i < end; ++i) out[i] = prediction_from_probs(predictor.probs(normalize_title(titles[i], settings_.fold_punctuation)));
-  }, kMinTitlesPerThread);
+  parallel_for(
+      titles.size(), threads_,
+      [&](std::size_t begin, std::size_t end, int) {
+        Predictor predictor(*engine_);
+        for (std::size_t i = begin; i < end; ++i)
+          out[i] = prediction_from_probs(predictor.probs(normalize_title(titles[i], settings_.fold_punctuation)));
+      },
+      kMinTitlesPerThread);
   return out;
 }
 

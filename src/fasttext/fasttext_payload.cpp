@@ -62,8 +62,8 @@ Engine read_header(PayloadReader& r, int expected_labels, FeatureOptions& fo) {
   Engine e;
   e.num_labels = static_cast<int>(read_bounded(r, "label count", 1, 100000));
   if (e.num_labels != expected_labels) {
-    throw ModelFormatError(r.path(), "has " + std::to_string(e.num_labels) + " labels, the manifest " +
-                                         std::to_string(expected_labels));
+    throw ModelFormatError(
+        r.path(), "has " + std::to_string(e.num_labels) + " labels, the manifest " + std::to_string(expected_labels));
   }
   e.loss = read_enum(r, "loss", 1) == 0 ? Loss::kSoftmax : Loss::kOneVsAll;
   e.pooling = read_enum(r, "pooling", 1) == 0 ? Pooling::kMean : Pooling::kL2;

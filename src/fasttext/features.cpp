@@ -99,9 +99,8 @@ std::vector<std::string> FeatureExtractor::count_tokens(const std::vector<std::s
   for (auto& [hash, entry] : counts) {
     if (entry.count >= static_cast<std::size_t>(options_.min_count)) kept.push_back(std::move(entry));
   }
-  std::sort(kept.begin(), kept.end(), [](const Entry& a, const Entry& b) {
-    return a.count != b.count ? a.count > b.count : a.first < b.first;
-  });
+  std::sort(kept.begin(), kept.end(),
+            [](const Entry& a, const Entry& b) { return a.count != b.count ? a.count > b.count : a.first < b.first; });
   std::vector<std::string> tokens;
   tokens.reserve(kept.size());
   for (Entry& e : kept) tokens.push_back(std::move(e.token));
@@ -129,8 +128,7 @@ void FeatureExtractor::build(const std::vector<std::string>& normalized_titles) 
   set_tables(count_tokens(normalized_titles), count_buckets(normalized_titles));
 }
 
-void FeatureExtractor::set_tables(const std::vector<std::string>& tokens,
-                                  PayloadArray<std::uint32_t> kept_buckets) {
+void FeatureExtractor::set_tables(const std::vector<std::string>& tokens, PayloadArray<std::uint32_t> kept_buckets) {
   tokens_ = tokens;
   token_ids_.clear();
   token_ids_.reserve(tokens_.size());

@@ -28,10 +28,10 @@ namespace newscls::fasttext {
 
 struct FeatureOptions {
   int min_count = 1;
-  int ngram_max = 3;           // 1 = characters only
+  int ngram_max = 3;  // 1 = characters only
   std::uint32_t buckets = 1u << 21;
   int ngram_min_count = 1;
-  bool skip_bigrams = false;   // also hash pairs of characters one apart ("a_c")
+  bool skip_bigrams = false;  // also hash pairs of characters one apart ("a_c")
 };
 
 // FNV-1a over the bytes of one character.

@@ -75,8 +75,8 @@ FitResult fit_with_features(FeatureExtractor features, const Settings& settings,
   if (settings.idf) weights = idf_of(engine.features, examples, rows, options);
   const double prepare_seconds = watch.seconds();
   spdlog::info("fasttext: {} titles, {} characters + {} n-gram buckets = {} rows x {} dims ({:.0f} MB)",
-               examples.size(), engine.features.vocab_size(), engine.features.kept_buckets().size(), rows,
-               settings.dim, static_cast<double>(rows) * settings.dim * 4 / 1e6 * settings.ensemble);
+               examples.size(), engine.features.vocab_size(), engine.features.kept_buckets().size(), rows, settings.dim,
+               static_cast<double>(rows) * settings.dim * 4 / 1e6 * settings.ensemble);
 
   TrainOptions to;
   to.epochs = settings.epochs;
@@ -119,15 +119,18 @@ double engine_accuracy(const Engine& engine, const std::vector<std::string>& nor
                        const std::vector<int>& labels, int threads) {
   if (normalized_titles.empty()) return 0.0;
   std::atomic<std::size_t> total_correct{0};
-  parallel_for(normalized_titles.size(), threads, [&](std::size_t begin, std::size_t end, int) {
-    Predictor predictor(engine);
-    std::size_t ok = 0;
-    for (std::size_t i = begin; i < end; ++i) {
-      const std::vector<float>& p = predictor.probs(normalized_titles[i]);
-      ok += static_cast<int>(std::max_element(p.begin(), p.end()) - p.begin()) == labels[i];
-    }
-    total_correct += ok;
-  }, /*min_per_worker=*/64);
+  parallel_for(
+      normalized_titles.size(), threads,
+      [&](std::size_t begin, std::size_t end, int) {
+        Predictor predictor(engine);
+        std::size_t ok = 0;
+        for (std::size_t i = begin; i < end; ++i) {
+          const std::vector<float>& p = predictor.probs(normalized_titles[i]);
+          ok += static_cast<int>(std::max_element(p.begin(), p.end()) - p.begin()) == labels[i];
+        }
+        total_correct += ok;
+      },
+      /*min_per_worker=*/64);
   return static_cast<double>(total_correct.load()) / static_cast<double>(normalized_titles.size());
 }
 

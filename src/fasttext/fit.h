@@ -27,7 +27,7 @@ struct FitOptions {
 
 struct FitResult {
   Engine engine;
-  nlohmann::json facts;   // rows, vocabulary, seconds, last epoch loss
+  nlohmann::json facts;  // rows, vocabulary, seconds, last epoch loss
 };
 
 FitResult fit_engine(const Settings& settings, const std::vector<std::string>& normalized_titles,

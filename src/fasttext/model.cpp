@@ -68,9 +68,12 @@ Loss parse_loss(const std::string& name) {
 std::string loss_name(Loss loss) { return loss == Loss::kSoftmax ? "softmax" : "ova"; }
 
 Model::Model(std::int64_t rows, int dim, int num_labels, Loss loss)
-    : rows_(rows), dim_(dim), num_labels_(num_labels), loss_(loss),
-      input_(static_cast<std::size_t>(rows) * dim), output_(static_cast<std::size_t>(num_labels) * dim) {}
-
+    : rows_(rows),
+      dim_(dim),
+      num_labels_(num_labels),
+      loss_(loss),
+      input_(static_cast<std::size_t>(rows) * dim),
+      output_(static_cast<std::size_t>(num_labels) * dim) {}
 
 void Model::init(std::uint64_t seed) {
   std::uint64_t state = seed ^ 0x5bd1e9955bd1e995ull;
@@ -138,6 +141,5 @@ float Model::update(const std::int32_t* ids, std::size_t n, int label, float lr,
   }
   return loss;
 }
-
 
 }  // namespace newscls::fasttext

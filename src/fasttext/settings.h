@@ -32,7 +32,7 @@ struct Settings {
   double label_smoothing{};
   bool fold_punctuation{};  // normalize_title(title, true)
   int ensemble{};
-  int threads{};            // ignored: --threads wins (see run_threads); kept so bundles load
+  int threads{};  // ignored: --threads wins (see run_threads); kept so bundles load
   bool autotune{};
   double autotune_seconds{};
   bool quantize{};

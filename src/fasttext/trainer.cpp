@@ -32,8 +32,8 @@ struct WorkerResult {
   std::size_t last_epoch_count = 0;
 };
 
-void run_worker(Model& model, const Examples& ex, std::vector<std::size_t> order,
-                const TrainOptions& opt, int thread_index, Shared& shared, WorkerResult& result) {
+void run_worker(Model& model, const Examples& ex, std::vector<std::size_t> order, const TrainOptions& opt,
+                int thread_index, Shared& shared, WorkerResult& result) {
   std::mt19937_64 rng(opt.seed * 1000003ull + static_cast<std::uint64_t>(thread_index));
   Model::Scratch scratch(model);
   std::vector<std::int32_t> kept;

@@ -33,13 +33,13 @@ struct TrainOptions {
   float lr = 0.5f;
   int threads = 1;
   std::uint64_t seed = 1;
-  float dropout = 0.0f;   // probability of leaving out each feature of a training title
+  float dropout = 0.0f;  // probability of leaving out each feature of a training title
   bool show_progress = true;
 };
 
 struct TrainStats {
   double seconds = 0;
-  double last_epoch_loss = 0;   // mean loss over the examples of the last epoch
+  double last_epoch_loss = 0;  // mean loss over the examples of the last epoch
   std::size_t steps = 0;
 };
 

@@ -38,10 +38,11 @@ std::vector<std::string> read_id2label(const json& j, const std::string& path) {
   for (const auto& [key, value] : it->items()) {
     const std::int64_t id = parse_id(key);
     if (id < 0 || id >= static_cast<std::int64_t>(labels.size()) || seen[static_cast<std::size_t>(id)]) {
-      refuse_key(path, "id2label", "must number its labels 0.." + std::to_string(labels.size() - 1) +
-                                       ", found id '" + key + "'");
+      refuse_key(path, "id2label",
+                 "must number its labels 0.." + std::to_string(labels.size() - 1) + ", found id '" + key + "'");
     }
-    if (!value.is_string()) refuse_key(path, "id2label", "label " + key + " must be a string, found " + describe_json(value));
+    if (!value.is_string())
+      refuse_key(path, "id2label", "label " + key + " must be a string, found " + describe_json(value));
     labels[static_cast<std::size_t>(id)] = value.get<std::string>();
     seen[static_cast<std::size_t>(id)] = true;
   }
@@ -61,10 +62,11 @@ void check_label2id(const json& j, const std::vector<std::string>& labels, const
   if (it == j.end() || it->is_null()) return;
   if (!it->is_object()) refuse_key(path, "label2id", "must be an object, found " + describe_json(*it));
   for (const auto& [name, value] : it->items()) {
-    if (!value.is_number_integer()) refuse_key(path, "label2id", "id of '" + name + "' must be an integer, found " + describe_json(value));
+    if (!value.is_number_integer())
+      refuse_key(path, "label2id", "id of '" + name + "' must be an integer, found " + describe_json(value));
     const auto id = value.get<std::int64_t>();
-    if (!labels.empty() && (id < 0 || id >= static_cast<std::int64_t>(labels.size()) ||
-                            labels[static_cast<std::size_t>(id)] != name)) {
+    if (!labels.empty() &&
+        (id < 0 || id >= static_cast<std::int64_t>(labels.size()) || labels[static_cast<std::size_t>(id)] != name)) {
       refuse_key(path, "label2id", "maps '" + name + "' to " + std::to_string(id) + ", which id2label disagrees with");
     }
   }
@@ -73,9 +75,9 @@ void check_label2id(const json& j, const std::vector<std::string>& labels, const
 // Keys whose null transformers would not take for its default (it would fail on None); keys
 // such as pad_token_id or problem_type may be null there and are read as absent.
 void refuse_nulls(const json& j, const std::string& path) {
-  for (const char* key : {"model_type", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
-                          "intermediate_size", "max_position_embeddings", "type_vocab_size", "layer_norm_eps",
-                          "hidden_act", "position_embedding_type"}) {
+  for (const char* key :
+       {"model_type", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+        "max_position_embeddings", "type_vocab_size", "layer_norm_eps", "hidden_act", "position_embedding_type"}) {
     if (j.contains(key) && j.at(key).is_null()) refuse_key(path, key, "is null; transformers would not load it either");
   }
 }
@@ -87,15 +89,20 @@ void refuse_other_models(const json& j, const BertConfig& c, const std::string& 
                                                      "BertForPreTraining"};
   for (const std::string& a : c.architectures) {
     if (std::find(kReadable.begin(), kReadable.end(), a) == kReadable.end()) {
-      refuse_key(path, "architectures", "names " + a + "; a sequence classifier (BertForSequenceClassification) or an "
-                                        "encoder (BertModel, BertForMaskedLM, BertForPreTraining) can be imported");
+      refuse_key(path, "architectures",
+                 "names " + a +
+                     "; a sequence classifier (BertForSequenceClassification) or an "
+                     "encoder (BertModel, BertForMaskedLM, BertForPreTraining) can be imported");
     }
   }
-  if (get_bool(j, "is_decoder", false, path)) refuse_key(path, "is_decoder", "is true: causal attention is not supported");
-  if (get_bool(j, "add_cross_attention", false, path)) refuse_key(path, "add_cross_attention", "is true: not supported");
+  if (get_bool(j, "is_decoder", false, path))
+    refuse_key(path, "is_decoder", "is true: causal attention is not supported");
+  if (get_bool(j, "add_cross_attention", false, path))
+    refuse_key(path, "add_cross_attention", "is true: not supported");
   const std::string problem = get_string(j, "problem_type", "single_label_classification", path);
   if (problem != "single_label_classification") {
-    refuse_key(path, "problem_type", "is '" + problem + "'; only single_label_classification (softmax scores) is supported");
+    refuse_key(path, "problem_type",
+               "is '" + problem + "'; only single_label_classification (softmax scores) is supported");
   }
 }
 
@@ -121,12 +128,13 @@ BertConfig read_bert_config(const std::string& path) {
   c.labels = read_id2label(j, path);
   check_label2id(j, c.labels, path);
   if (c.hidden_size % c.num_attention_heads != 0) {
-    refuse_key(path, "num_attention_heads", std::to_string(c.num_attention_heads) + " does not divide hidden_size " +
-                                                std::to_string(c.hidden_size));
+    refuse_key(path, "num_attention_heads",
+               std::to_string(c.num_attention_heads) + " does not divide hidden_size " + std::to_string(c.hidden_size));
   }
   if (!(c.layer_norm_eps > 0)) refuse_key(path, "layer_norm_eps", "must be positive");
   const std::string position = get_string(j, "position_embedding_type", "absolute", path);
-  if (position != "absolute") refuse_key(path, "position_embedding_type", "is '" + position + "'; only 'absolute' is supported");
+  if (position != "absolute")
+    refuse_key(path, "position_embedding_type", "is '" + position + "'; only 'absolute' is supported");
   return c;
 }
 

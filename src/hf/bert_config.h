@@ -26,8 +26,8 @@ struct BertConfig {
   std::int64_t type_vocab_size = 2;
   std::int64_t pad_token_id = 0;
   double layer_norm_eps = 1e-12;
-  std::string hidden_act = "gelu";  // as written; the encoder decides which it supports
-  std::string model_type;           // as written, "" when absent; the encoder decides which it reads
+  std::string hidden_act = "gelu";         // as written; the encoder decides which it supports
+  std::string model_type;                  // as written, "" when absent; the encoder decides which it reads
   std::vector<std::string> architectures;  // e.g. {"BertForSequenceClassification"}
   std::vector<std::string> labels;         // id2label in id order; empty without one
 };

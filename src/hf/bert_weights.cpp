@@ -36,11 +36,12 @@ class WeightReader {
 
   Tensor read(const std::string& logical, const std::vector<std::int64_t>& expected, const std::string& why) {
     const std::string name = find_bert_tensor(file_, logical);
-    if (name.empty()) throw ModelFormatError(file_.path(), "missing tensor '" + logical + "' (nor with a 'bert.' prefix)");
+    if (name.empty())
+      throw ModelFormatError(file_.path(), "missing tensor '" + logical + "' (nor with a 'bert.' prefix)");
     const TensorInfo& info = *file_.find(name);
     if (info.shape != expected) {
-      throw ModelFormatError(file_.path(), "tensor '" + name + "' has shape " + shape_string(info.shape) + ", expected " +
-                                               shape_string(expected) + " (" + why + ")");
+      throw ModelFormatError(file_.path(), "tensor '" + name + "' has shape " + shape_string(info.shape) +
+                                               ", expected " + shape_string(expected) + " (" + why + ")");
     }
     used_.insert(name);
     Tensor t{name, info.shape, file_.read_floats(info)};
@@ -121,7 +122,8 @@ std::string find_bert_tensor(const SafetensorsFile& file, const std::string& log
   for (const std::string& name : candidate_names(logical)) {
     if (file.find(name) == nullptr) continue;
     if (!found.empty()) {
-      throw ModelFormatError(file.path(), "holds both '" + found + "' and '" + name + "'; cannot tell which is " + logical);
+      throw ModelFormatError(file.path(),
+                             "holds both '" + found + "' and '" + name + "'; cannot tell which is " + logical);
     }
     found = name;
   }
@@ -133,8 +135,8 @@ BertWeights load_bert_weights(const SafetensorsFile& file, const BertConfig& c) 
   BertWeights w;
   const std::int64_t h = c.hidden_size;
   w.word_embeddings = r.read("embeddings.word_embeddings.weight", {c.vocab_size, h}, "vocab_size and hidden_size");
-  w.position_embeddings =
-      r.read("embeddings.position_embeddings.weight", {c.max_position_embeddings, h}, "max_position_embeddings and hidden_size");
+  w.position_embeddings = r.read("embeddings.position_embeddings.weight", {c.max_position_embeddings, h},
+                                 "max_position_embeddings and hidden_size");
   w.token_type_embeddings =
       r.read("embeddings.token_type_embeddings.weight", {c.type_vocab_size, h}, "type_vocab_size and hidden_size");
   w.embedding_norm = r.norm("embeddings.LayerNorm", h);

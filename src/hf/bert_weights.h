@@ -2,8 +2,8 @@
 // under whichever names the file carries: with or without the "bert." prefix, LayerNorm as
 // .weight/.bias or as the older .gamma/.beta, pooler and classifier present or absent. The
 // heads of pretraining (cls.*), buffers such as position_ids and layers past the config's
-// num_hidden_layers are left out and listed in `unused`. Shapes follow torch.nn.Linear ([out, in]) and are checked against the config; a
-// missing or mis-shaped tensor is refused with a ModelFormatError naming the file and tensor.
+// num_hidden_layers are left out and listed in `unused`. Shapes follow torch.nn.Linear ([out, in]) and are checked
+// against the config; a missing or mis-shaped tensor is refused with a ModelFormatError naming the file and tensor.
 //
 //   SafetensorsFile file = SafetensorsFile::open(dir + "/model.safetensors");
 //   BertWeights w = load_bert_weights(file, read_bert_config(dir + "/config.json"));
@@ -38,11 +38,11 @@ struct LayerNorm {
 };
 
 struct BertLayerWeights {
-  Linear query, key, value;   // [hidden, hidden]
-  Linear attention_output;    // [hidden, hidden]
+  Linear query, key, value;  // [hidden, hidden]
+  Linear attention_output;   // [hidden, hidden]
   LayerNorm attention_norm;
-  Linear intermediate;        // [intermediate, hidden]
-  Linear output;              // [hidden, intermediate]
+  Linear intermediate;  // [intermediate, hidden]
+  Linear output;        // [hidden, intermediate]
   LayerNorm output_norm;
 };
 

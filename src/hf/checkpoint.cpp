@@ -23,8 +23,9 @@ void warn_of_unread_layers(const std::vector<std::string>& unused, std::int64_t 
   // transformers numbers layers from 0: say so, as "up to 1" beside "num_hidden_layers 1" reads as a contradiction.
   const std::string unread = highest == layers ? "layer " + std::to_string(layers)
                                                : "layers " + std::to_string(layers) + " to " + std::to_string(highest);
-  spdlog::warn("{} holds {} encoder layers (numbered 0 to {}), but config.json's num_hidden_layers is {}: {} {} not read",
-               path, highest + 1, highest, layers, unread, highest == layers ? "is" : "are");
+  spdlog::warn(
+      "{} holds {} encoder layers (numbered 0 to {}), but config.json's num_hidden_layers is {}: {} {} not read", path,
+      highest + 1, highest, layers, unread, highest == layers ? "is" : "are");
 }
 
 }  // namespace
@@ -35,8 +36,10 @@ BertCheckpoint load_bert_checkpoint(const std::string& dir) {
   const std::string weights_path = (root / "model.safetensors").string();
   if (!fs::exists(weights_path)) {
     std::string hint;
-    if (fs::exists(root / "model.safetensors.index.json")) hint = " (sharded checkpoints are not read)";
-    else if (fs::exists(root / "pytorch_model.bin")) hint = " (pytorch_model.bin is not read: save it with safe_serialization)";
+    if (fs::exists(root / "model.safetensors.index.json"))
+      hint = " (sharded checkpoints are not read)";
+    else if (fs::exists(root / "pytorch_model.bin"))
+      hint = " (pytorch_model.bin is not read: save it with safe_serialization)";
     throw IoError(weights_path, "not found" + hint);
   }
   BertConfig config = read_bert_config((root / "config.json").string());
@@ -47,8 +50,10 @@ BertCheckpoint load_bert_checkpoint(const std::string& dir) {
                                                        std::to_string(config.vocab_size));
   }
   if (tokenizer.size() < config.vocab_size) {  // transformers reads it too; usually a download cut short
-    spdlog::warn("{} has {} lines but config.json's vocab_size is {}: the characters past its end read as [UNK] "
-                 "(a truncated download?)", tokenizer.vocab_path(), tokenizer.size(), config.vocab_size);
+    spdlog::warn(
+        "{} has {} lines but config.json's vocab_size is {}: the characters past its end read as [UNK] "
+        "(a truncated download?)",
+        tokenizer.vocab_path(), tokenizer.size(), config.vocab_size);
   }
   const SafetensorsFile file = SafetensorsFile::open(weights_path);
   BertWeights weights = load_bert_weights(file, config);

@@ -27,10 +27,9 @@ struct DTypeEntry {
 };
 
 constexpr DTypeEntry kDTypes[] = {
-    {DType::kBool, "BOOL", 1}, {DType::kU8, "U8", 1},     {DType::kI8, "I8", 1},
-    {DType::kI16, "I16", 2},   {DType::kU16, "U16", 2},   {DType::kF16, "F16", 2},
-    {DType::kBF16, "BF16", 2}, {DType::kI32, "I32", 4},   {DType::kU32, "U32", 4},
-    {DType::kF32, "F32", 4},   {DType::kF64, "F64", 8},   {DType::kI64, "I64", 8},
+    {DType::kBool, "BOOL", 1}, {DType::kU8, "U8", 1},   {DType::kI8, "I8", 1},     {DType::kI16, "I16", 2},
+    {DType::kU16, "U16", 2},   {DType::kF16, "F16", 2}, {DType::kBF16, "BF16", 2}, {DType::kI32, "I32", 4},
+    {DType::kU32, "U32", 4},   {DType::kF32, "F32", 4}, {DType::kF64, "F64", 8},   {DType::kI64, "I64", 8},
     {DType::kU64, "U64", 8},
 };
 
@@ -47,9 +46,7 @@ std::uint64_t read_u64_le(std::string_view bytes) {
   return v;
 }
 
-[[noreturn]] void refuse(const std::string& path, const std::string& message) {
-  throw ModelFormatError(path, message);
-}
+[[noreturn]] void refuse(const std::string& path, const std::string& message) { throw ModelFormatError(path, message); }
 
 // Parses the header JSON, refusing a non-object and duplicate top-level names (nlohmann
 // would silently keep the last one).
@@ -93,8 +90,7 @@ std::vector<std::uint64_t> parse_uints(const std::string& path, const std::strin
   return out;
 }
 
-TensorInfo parse_tensor(const std::string& path, const std::string& name, const json& entry,
-                        std::size_t buffer_size) {
+TensorInfo parse_tensor(const std::string& path, const std::string& name, const json& entry, std::size_t buffer_size) {
   const std::string where = "tensor '" + name + "'";
   if (!entry.is_object()) refuse(path, where + " is not a JSON object");
   for (const char* key : {"dtype", "shape", "data_offsets"}) {
@@ -123,9 +119,9 @@ TensorInfo parse_tensor(const std::string& path, const std::string& name, const 
   t.end = static_cast<std::size_t>(offsets[1]);
   const std::uint64_t expected = count * dtype_size(t.dtype);
   if (t.end - t.begin != expected) {
-    refuse(path, where + " has shape " + shape_string(t.shape) + " of " + std::string(dtype_name(t.dtype)) +
-                     " (" + std::to_string(expected) + " bytes) but data_offsets span " +
-                     std::to_string(t.end - t.begin) + " bytes");
+    refuse(path, where + " has shape " + shape_string(t.shape) + " of " + std::string(dtype_name(t.dtype)) + " (" +
+                     std::to_string(expected) + " bytes) but data_offsets span " + std::to_string(t.end - t.begin) +
+                     " bytes");
   }
   return t;
 }

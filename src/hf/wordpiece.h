@@ -90,7 +90,7 @@ class BertTokenizer {
   std::vector<std::string> lines_;
   std::unordered_map<std::string, std::int64_t> ids_;
   std::vector<std::pair<std::string, std::int64_t>> specials_;  // matched literally in the text
-  std::array<bool, 256> special_starts_{};                       // first bytes of specials_
+  std::array<bool, 256> special_starts_{};                      // first bytes of specials_
   std::int64_t unk_id_ = -1, sep_id_ = -1, pad_id_ = -1, cls_id_ = -1, mask_id_ = -1;
 };
 

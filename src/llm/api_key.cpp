@@ -66,8 +66,9 @@ namespace {
 ApiKey checked_key(std::string value, const std::string& variable) {
   for (const unsigned char c : value) {
     if (c < 0x20 || c == 0x7f) {
-      throw ConfigError("api_key_env", variable + " holds a line break or another control character; "
-                                                  "set it to the key alone");
+      throw ConfigError("api_key_env", variable +
+                                           " holds a line break or another control character; "
+                                           "set it to the key alone");
     }
   }
   return ApiKey{std::move(value), variable};
@@ -86,15 +87,16 @@ std::optional<ApiKey> find_api_key(const std::string& key_env) {
 ApiKey resolve_api_key(const std::string& key_env, const std::string& base_url) {
   if (auto key = find_api_key(key_env)) return *key;
   if (is_loopback_url(base_url)) return {"sk-local-no-key", ""};
-  throw ConfigError("api_key_env", "no API key for " + base_url + ": set the environment variable " +
-                                       key_variables(key_env));
+  throw ConfigError("api_key_env",
+                    "no API key for " + base_url + ": set the environment variable " + key_variables(key_env));
 }
 
 void check_key_transport(const std::string& base_url, bool allow_insecure_http) {
   if (allow_insecure_http || base_url.rfind("http://", 0) != 0 || is_loopback_url(base_url)) return;
-  throw ConfigError("base_url", "'" + base_url + "' is plain http:// to a host that is not loopback: "
-                                "the API key would cross the network unencrypted; use https://, or "
-                                "set allow_insecure_http=true to send it anyway");
+  throw ConfigError("base_url", "'" + base_url +
+                                    "' is plain http:// to a host that is not loopback: "
+                                    "the API key would cross the network unencrypted; use https://, or "
+                                    "set allow_insecure_http=true to send it anyway");
 }
 
 std::string unavailable_reason(const nlohmann::json& config) {

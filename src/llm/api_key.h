@@ -24,7 +24,7 @@ constexpr const char* kFallbackKeyEnv = "DEEPSEEK_API_KEY";
 
 struct ApiKey {
   std::string value;
-  std::string source;   // the variable it came from, for messages ("" for the dummy key)
+  std::string source;  // the variable it came from, for messages ("" for the dummy key)
 };
 
 // The host of url as libcurl parses it ("" when it does not parse), lowercase.

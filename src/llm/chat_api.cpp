@@ -24,11 +24,8 @@ Usage read_usage(const nlohmann::json& usage) {
 
 std::string build_request_body(const RequestOptions& options, const nlohmann::json& messages) {
   nlohmann::json body = {
-      {"model", options.model},
-      {"messages", messages},
-      {"temperature", options.temperature},
-      {"max_tokens", options.max_tokens},
-      {"stream", false},
+      {"model", options.model},           {"messages", messages}, {"temperature", options.temperature},
+      {"max_tokens", options.max_tokens}, {"stream", false},
   };
   if (options.thinking != "omit") body["thinking"] = {{"type", options.thinking}};
   if (options.json_mode) body["response_format"] = {{"type", "json_object"}};
@@ -45,9 +42,8 @@ bool parse_chat_reply(std::string_view body, ChatReply& reply, std::string& why)
     return false;
   }
   auto choices = parsed.find("choices");
-  if (choices == parsed.end() || !choices->is_array() || choices->empty() ||
-      !(*choices)[0].is_object() || !(*choices)[0].contains("message") ||
-      !(*choices)[0]["message"].is_object()) {
+  if (choices == parsed.end() || !choices->is_array() || choices->empty() || !(*choices)[0].is_object() ||
+      !(*choices)[0].contains("message") || !(*choices)[0]["message"].is_object()) {
     why = "reply has no choices[0].message";
     return false;
   }

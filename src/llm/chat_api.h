@@ -23,15 +23,15 @@ struct RequestOptions {
   std::string model;
   double temperature = 0;
   int max_tokens = 0;
-  std::string thinking = "omit";   // "disabled", "enabled" or "omit" (send no field); "auto" is resolved before
+  std::string thinking = "omit";  // "disabled", "enabled" or "omit" (send no field); "auto" is resolved before
   bool json_mode = false;
-  nlohmann::json extra_body = nlohmann::json::object();   // merged last, top level
+  nlohmann::json extra_body = nlohmann::json::object();  // merged last, top level
 };
 
 std::string build_request_body(const RequestOptions& options, const nlohmann::json& messages);
 
 struct ChatReply {
-  std::string content;   // "" for a null or blank reply
+  std::string content;  // "" for a null or blank reply
   Usage usage;
 };
 

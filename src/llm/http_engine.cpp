@@ -84,7 +84,7 @@ struct RequestEngine::Curl {
   CURLM* multi = nullptr;
   curl_slist* headers = nullptr;
   std::vector<Transfer> slots;
-  Clock::time_point next_start = Clock::now();   // for the rpm limit
+  Clock::time_point next_start = Clock::now();  // for the rpm limit
 
   ~Curl() {
     for (Transfer& t : slots) {
@@ -149,8 +149,8 @@ RequestEngine::RequestEngine(EngineOptions options)
 
 RequestEngine::~RequestEngine() = default;
 
-void RequestEngine::run(const std::vector<std::string>& bodies, const OnResult& on_result,
-                        const OnGiveUp& on_give_up, EngineCounters& counters, int max_retries) {
+void RequestEngine::run(const std::vector<std::string>& bodies, const OnResult& on_result, const OnGiveUp& on_give_up,
+                        EngineCounters& counters, int max_retries) {
   Queue queue;
   queue.max_retries = max_retries >= 0 ? max_retries : options_.max_retries;
   queue.failures.assign(bodies.size(), 0);
@@ -160,7 +160,7 @@ void RequestEngine::run(const std::vector<std::string>& bodies, const OnResult& 
     ~Abandon() { curl.abandon(); }
   } abandon_on_exit{*curl_};
 
-  std::exception_ptr stop;  // set by a throw or a signal: nothing new starts, the transfers in flight finish
+  std::exception_ptr stop;     // set by a throw or a signal: nothing new starts, the transfers in flight finish
   int signals_to_abandon = 1;  // stopped by an error, a signal abandons the wait; by a signal, a second one
   while (stop ? queue.busy > 0 : queue.settled < bodies.size()) {
     if (!stop && interrupted()) {
@@ -216,8 +216,7 @@ void RequestEngine::stop_starting(Queue& queue, const char* why) const {
   }
 }
 
-void RequestEngine::start_ready(Queue& queue, const std::vector<std::string>& bodies,
-                                EngineCounters& counters) {
+void RequestEngine::start_ready(Queue& queue, const std::vector<std::string>& bodies, EngineCounters& counters) {
   const auto interval = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(options_.rpm > 0 ? 60.0 / options_.rpm : 0.0));
   for (Transfer& t : curl_->slots) {
@@ -282,9 +281,8 @@ void RequestEngine::drain(std::size_t job, const HttpResult& result, const OnRes
   }
 }
 
-void RequestEngine::settle(Queue& queue, std::size_t job, const HttpResult& result,
-                           const OnResult& on_result, const OnGiveUp& on_give_up,
-                           EngineCounters& counters) {
+void RequestEngine::settle(Queue& queue, std::size_t job, const HttpResult& result, const OnResult& on_result,
+                           const OnGiveUp& on_give_up, EngineCounters& counters) {
   const Verdict verdict = on_result(job, result);
   if (verdict == Verdict::kDone) {
     ++queue.settled;
@@ -297,8 +295,8 @@ void RequestEngine::settle(Queue& queue, std::size_t job, const HttpResult& resu
     return;
   }
   const double unit = std::uniform_real_distribution<double>(0.0, 1.0)(jitter_);
-  const double delay = backoff_seconds(failures, options_.backoff_base_s, options_.backoff_max_s,
-                                       unit, result.retry_after_s, options_.retry_after_max_s);
+  const double delay = backoff_seconds(failures, options_.backoff_base_s, options_.backoff_max_s, unit,
+                                       result.retry_after_s, options_.retry_after_max_s);
   spdlog::debug("llm: {} - retry {} in {:.2f} s", describe(result), failures, delay);
   const auto now = Clock::now();
   const auto after = [&](double seconds) {
@@ -306,7 +304,8 @@ void RequestEngine::settle(Queue& queue, std::size_t job, const HttpResult& resu
   };
   queue.waiting.emplace(after(delay), job);
   if (result.retry_after_s >= 0) {
-    queue.paused_until = std::max(queue.paused_until, after(std::min(result.retry_after_s, options_.retry_after_max_s)));
+    queue.paused_until =
+        std::max(queue.paused_until, after(std::min(result.retry_after_s, options_.retry_after_max_s)));
   }
 }
 
@@ -322,10 +321,9 @@ void RequestEngine::give_up(Queue& queue, std::size_t job, const HttpResult& res
     // A success the caller retried had a body it could not use.
     const std::string last = classify(result) == Outcome::kSuccess ? "a malformed reply" : describe(result);
     throw EndpointDownError(static_cast<int>(result.status),
-                    "stopping: " + std::to_string(queue.consecutive_give_ups) +
-                        " titles in a row failed (last: " + last + " from " + options_.url +
-                        ", after up to " + std::to_string(queue.max_retries) +
-                        " retries each); check that the endpoint is up");
+                            "stopping: " + std::to_string(queue.consecutive_give_ups) +
+                                " titles in a row failed (last: " + last + " from " + options_.url + ", after up to " +
+                                std::to_string(queue.max_retries) + " retries each); check that the endpoint is up");
   }
 }
 
@@ -334,7 +332,7 @@ int RequestEngine::wait_ms(const Queue& queue) const {
   const bool free_slot = queue.busy < curl_->slots.size();
   const bool may_start = queue.paused_until <= now && (options_.rpm <= 0 || curl_->next_start <= now);
   if (!queue.ready.empty() && free_slot && may_start) return 0;
-  auto wake = now + std::chrono::milliseconds(100);   // keeps SIGINT checks frequent
+  auto wake = now + std::chrono::milliseconds(100);  // keeps SIGINT checks frequent
   if (!queue.waiting.empty()) wake = std::min(wake, queue.waiting.top().first);
   if (!queue.ready.empty() && free_slot) wake = std::min(wake, std::max(curl_->next_start, queue.paused_until));
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count();

@@ -32,9 +32,9 @@ namespace newscls::llm {
 
 struct EngineOptions {
   std::string url;
-  std::vector<std::string> headers;   // "Name: value"; may carry the key, never logged
+  std::vector<std::string> headers;  // "Name: value"; may carry the key, never logged
   int concurrency = 16;
-  double rpm = 0;                      // 0: no limit
+  double rpm = 0;  // 0: no limit
   double timeout_s = 30;
   int max_retries = 5;
   double backoff_base_s = 0.5;
@@ -54,7 +54,7 @@ class EndpointDownError : public HttpError {
 
 struct EngineCounters {
   std::size_t requests_sent = 0;
-  std::size_t retries = 0;       // requests sent again (counted when sent)
+  std::size_t retries = 0;  // requests sent again (counted when sent)
 };
 
 class RequestEngine {
@@ -69,23 +69,22 @@ class RequestEngine {
 
   // bodies must outlive the call; every job ends in exactly one kDone or one on_give_up.
   // max_retries >= 0 replaces the options' for this run (a probe of an endpoint taken for down).
-  void run(const std::vector<std::string>& bodies, const OnResult& on_result,
-           const OnGiveUp& on_give_up, EngineCounters& counters, int max_retries = -1);
+  void run(const std::vector<std::string>& bodies, const OnResult& on_result, const OnGiveUp& on_give_up,
+           EngineCounters& counters, int max_retries = -1);
 
  private:
   struct Curl;   // the multi handle, one easy handle per slot, the header list
   struct Queue;  // the jobs of one run(): ready, waiting to retry, failures so far
 
   void start_ready(Queue& queue, const std::vector<std::string>& bodies, EngineCounters& counters);
-  void finish_done(Queue& queue, const OnResult& on_result, const OnGiveUp& on_give_up,
-                   EngineCounters& counters, bool stopping);
+  void finish_done(Queue& queue, const OnResult& on_result, const OnGiveUp& on_give_up, EngineCounters& counters,
+                   bool stopping);
   void stop_starting(Queue& queue, const char* why) const;
   static void check_interrupted_after(const std::exception_ptr& stop, int signals);
   static void drain(std::size_t job, const HttpResult& result, const OnResult& on_result);
   void settle(Queue& queue, std::size_t job, const HttpResult& result, const OnResult& on_result,
               const OnGiveUp& on_give_up, EngineCounters& counters);
-  void give_up(Queue& queue, std::size_t job, const HttpResult& result, const OnGiveUp& on_give_up,
-               bool refused);
+  void give_up(Queue& queue, std::size_t job, const HttpResult& result, const OnGiveUp& on_give_up, bool refused);
   int wait_ms(const Queue& queue) const;
 
   EngineOptions options_;

@@ -17,8 +17,8 @@ namespace newscls::llm {
 
 struct LabelName {
   std::string en;
-  std::string zh;                     // empty when no Chinese name is known
-  std::vector<std::string> aliases;   // en, zh and synonyms; lowercase ASCII
+  std::string zh;                    // empty when no Chinese name is known
+  std::vector<std::string> aliases;  // en, zh and synonyms; lowercase ASCII
 };
 
 std::vector<LabelName> label_names_for(const LabelSet& labels);

@@ -30,9 +30,12 @@ nlohmann::json prompt_to_json(const Prompt& p) {
   for (const LabelName& name : p.names()) labels.push_back({{"en", name.en}, {"zh", name.zh}});
   nlohmann::json examples = nlohmann::json::array();
   for (const FewShotExample& ex : p.few_shot()) examples.push_back({{"title", ex.title}, {"label", ex.label}});
-  return {{"format", kPromptFormat},     {"format_version", kPromptFormatVersion},
-          {"prompt_version", p.version()}, {"json_mode", p.json_mode()},
-          {"labels", labels},            {"system", p.system()},
+  return {{"format", kPromptFormat},
+          {"format_version", kPromptFormatVersion},
+          {"prompt_version", p.version()},
+          {"json_mode", p.json_mode()},
+          {"labels", labels},
+          {"system", p.system()},
           {"few_shot", examples}};
 }
 
@@ -42,8 +45,7 @@ Prompt prompt_from_json(const nlohmann::json& j, const std::string& path) {
     const int version = j.at("format_version").get<int>();
     if (version > kPromptFormatVersion) {
       throw ModelFormatError(path, "prompt format version " + std::to_string(version) +
-                                       " is newer than the supported " +
-                                       std::to_string(kPromptFormatVersion));
+                                       " is newer than the supported " + std::to_string(kPromptFormatVersion));
     }
     std::vector<LabelName> names;
     for (const auto& label : j.at("labels")) {
@@ -53,9 +55,8 @@ Prompt prompt_from_json(const nlohmann::json& j, const std::string& path) {
     for (const auto& ex : j.at("few_shot")) {
       examples.push_back({ex.at("title").get<std::string>(), ex.at("label").get<int>()});
     }
-    return Prompt::restore(std::move(names), j.at("json_mode").get<bool>(),
-                           j.at("prompt_version").get<std::string>(), j.at("system").get<std::string>(),
-                           std::move(examples));
+    return Prompt::restore(std::move(names), j.at("json_mode").get<bool>(), j.at("prompt_version").get<std::string>(),
+                           j.at("system").get<std::string>(), std::move(examples));
   } catch (const nlohmann::json::exception& e) {
     throw ModelFormatError(path, std::string("bad prompt payload: ") + e.what());
   } catch (const ConfigError& e) {
@@ -84,7 +85,8 @@ nlohmann::json LlmClassifier::train(const TrainContext& ctx) {
   adopt_prompt(Prompt::build(label_names_for(*ctx.labels), config_.request.json_mode, std::move(examples)));
   // A relative cache path is the one named from here: stored as such, a bundle used from another
   // folder made a new, empty cache there and paid for every answer again.
-  if (!config_.cache_path.empty() && config_.cache_enabled() && std::filesystem::path(config_.cache_path).is_relative()) {
+  if (!config_.cache_path.empty() && config_.cache_enabled() &&
+      std::filesystem::path(config_.cache_path).is_relative()) {
     config_.cache_path = std::filesystem::absolute(config_.cache_path).lexically_normal().string();
     config_json_["cache_path"] = config_.cache_path;
     spdlog::info("llm: the response cache is {} (stored so in the bundle)", config_.cache_path);
@@ -123,8 +125,7 @@ void LlmClassifier::load(const Bundle& bundle) {
   if (parsed.is_discarded()) throw ModelFormatError(path, "not valid JSON");
   Prompt p = prompt_from_json(parsed, path);
   if (p.names().size() != bundle.manifest().labels.size()) {
-    throw ModelFormatError(path, "prompt has " + std::to_string(p.names().size()) +
-                                     " labels, the manifest " +
+    throw ModelFormatError(path, "prompt has " + std::to_string(p.names().size()) + " labels, the manifest " +
                                      std::to_string(bundle.manifest().labels.size()));
   }
   adopt_prompt(std::move(p));
@@ -239,12 +240,13 @@ void LlmClassifier::pause_if_down(const std::string& why) {
     spdlog::warn("llm: {} still gives no answer ({}); asking it nothing for another {:g} s", config_.chat_url(), why,
                  config_.backoff_max_s);
   } else {
-    spdlog::warn("llm: {} titles in a row got no answer from {} (last: {}); asking it nothing for {:g} s "
-                 "(backoff_max_s): their titles fail at once, then one title tells whether it is back",
-                 failed_in_a_row_, config_.chat_url(), why, config_.backoff_max_s);
+    spdlog::warn(
+        "llm: {} titles in a row got no answer from {} (last: {}); asking it nothing for {:g} s "
+        "(backoff_max_s): their titles fail at once, then one title tells whether it is back",
+        failed_in_a_row_, config_.chat_url(), why, config_.backoff_max_s);
   }
-  paused_until_ = std::chrono::steady_clock::now() +
-                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(config_.backoff_max_s));
+  paused_until_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                         std::chrono::duration<double>(config_.backoff_max_s));
   probe_due_ = true;
   failed_in_a_row_ = kFailedInARow - 1;  // the probe's failure pauses it again
 }
@@ -257,8 +259,7 @@ void LlmClassifier::endpoint_answered() {
 void LlmClassifier::ask(const std::vector<Pending>& pending, std::vector<Prediction>& out, bool answered,
                         int max_retries) {
   RequestEngine& requests = engine();
-  spdlog::debug("llm: asking {} for {} titles, {} in flight", config_.chat_url(), pending.size(),
-                config_.concurrency);
+  spdlog::debug("llm: asking {} for {} titles, {} in flight", config_.chat_url(), pending.size(), config_.concurrency);
   std::vector<std::string> bodies;
   bodies.reserve(pending.size());
   for (const Pending& p : pending) bodies.push_back(p.body);

@@ -19,8 +19,7 @@ std::string label_line(const LabelName& name) {
 
 }  // namespace
 
-std::vector<FewShotExample> draw_few_shot(const Dataset& train, int num_labels, int k,
-                                          std::uint64_t seed) {
+std::vector<FewShotExample> draw_few_shot(const Dataset& train, int num_labels, int k, std::uint64_t seed) {
   std::vector<std::vector<std::size_t>> by_class(static_cast<std::size_t>(num_labels));
   for (std::size_t i = 0; i < train.size(); ++i) {
     const int label = train.labels[i];
@@ -53,14 +52,13 @@ std::string system_prompt(const std::vector<LabelName>& names, bool json_mode) {
   return text;
 }
 
-Prompt Prompt::build(std::vector<LabelName> names, bool json_mode,
-                     std::vector<FewShotExample> few_shot) {
+Prompt Prompt::build(std::vector<LabelName> names, bool json_mode, std::vector<FewShotExample> few_shot) {
   std::string system = system_prompt(names, json_mode);
   return restore(std::move(names), json_mode, kPromptVersion, std::move(system), std::move(few_shot));
 }
 
-Prompt Prompt::restore(std::vector<LabelName> names, bool json_mode, std::string version,
-                       std::string system, std::vector<FewShotExample> few_shot) {
+Prompt Prompt::restore(std::vector<LabelName> names, bool json_mode, std::string version, std::string system,
+                       std::vector<FewShotExample> few_shot) {
   Prompt p;
   p.names_ = std::move(names);
   p.json_mode_ = json_mode;

@@ -29,16 +29,14 @@ struct FewShotExample {
 
 // k examples per class from train, drawn with seed, interleaved class by class.
 // A class with fewer than k titles gives what it has.
-std::vector<FewShotExample> draw_few_shot(const Dataset& train, int num_labels, int k,
-                                          std::uint64_t seed);
+std::vector<FewShotExample> draw_few_shot(const Dataset& train, int num_labels, int k, std::uint64_t seed);
 
 class Prompt {
  public:
-  static Prompt build(std::vector<LabelName> names, bool json_mode,
-                      std::vector<FewShotExample> few_shot);
+  static Prompt build(std::vector<LabelName> names, bool json_mode, std::vector<FewShotExample> few_shot);
   // From a bundle: the stored system text is used as is, so a bundle keeps its prompt.
-  static Prompt restore(std::vector<LabelName> names, bool json_mode, std::string version,
-                        std::string system, std::vector<FewShotExample> few_shot);
+  static Prompt restore(std::vector<LabelName> names, bool json_mode, std::string version, std::string system,
+                        std::vector<FewShotExample> few_shot);
 
   nlohmann::json messages(const std::string& title) const;
   // The answer a perfect model gives for a class (used for few-shot turns).

@@ -13,11 +13,9 @@ namespace {
 
 bool is_punctuation(char32_t cp) {
   if (cp < 0x80) return cp != U' ' && !std::isalnum(static_cast<int>(cp));
-  return (cp >= 0x00A1 && cp <= 0x00BF) || (cp >= 0x2010 && cp <= 0x206F) ||
-         (cp >= 0x3000 && cp <= 0x303F) || (cp >= 0xFE10 && cp <= 0xFE1F) ||
-         (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF01 && cp <= 0xFF0F) ||
-         (cp >= 0xFF1A && cp <= 0xFF20) || (cp >= 0xFF3B && cp <= 0xFF40) ||
-         (cp >= 0xFF5B && cp <= 0xFF65);
+  return (cp >= 0x00A1 && cp <= 0x00BF) || (cp >= 0x2010 && cp <= 0x206F) || (cp >= 0x3000 && cp <= 0x303F) ||
+         (cp >= 0xFE10 && cp <= 0xFE1F) || (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF01 && cp <= 0xFF0F) ||
+         (cp >= 0xFF1A && cp <= 0xFF20) || (cp >= 0xFF3B && cp <= 0xFF40) || (cp >= 0xFF5B && cp <= 0xFF65);
 }
 
 // Lowercase, full-width folded, punctuation turned into spaces, spaces collapsed.

@@ -49,8 +49,7 @@ ResponseCache::ResponseCache(const std::string& path, int busy_timeout_ms)
     : path_(path), busy_timeout_ms_(busy_timeout_ms) {
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) make_directories(parent.string());
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
     const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
@@ -61,16 +60,19 @@ ResponseCache::ResponseCache(const std::string& path, int busy_timeout_ms)
     check_schema_version();
     exec("PRAGMA journal_mode=WAL");
     exec("PRAGMA synchronous=NORMAL");
-    exec("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, content TEXT NOT NULL, "
-         "prompt_tokens INTEGER, completion_tokens INTEGER, cached_tokens INTEGER, "
-         "created_unix INTEGER)");
+    exec(
+        "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, content TEXT NOT NULL, "
+        "prompt_tokens INTEGER, completion_tokens INTEGER, cached_tokens INTEGER, "
+        "created_unix INTEGER)");
     exec(("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str());
-    check(sqlite3_prepare_v2(db_, "SELECT content, prompt_tokens, completion_tokens, cached_tokens "
-                                  "FROM responses WHERE key = ?1", -1, &get_, nullptr),
+    check(sqlite3_prepare_v2(db_,
+                             "SELECT content, prompt_tokens, completion_tokens, cached_tokens "
+                             "FROM responses WHERE key = ?1",
+                             -1, &get_, nullptr),
           "prepare");
-    check(sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO responses VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                             -1, &put_, nullptr),
-          "prepare");
+    check(
+        sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO responses VALUES (?1, ?2, ?3, ?4, ?5, ?6)", -1, &put_, nullptr),
+        "prepare");
   } catch (...) {
     sqlite3_finalize(get_);
     sqlite3_finalize(put_);
@@ -107,9 +109,10 @@ void ResponseCache::check(int rc, const char* what) {
 // SQLite's "database is locked" once the busy timeout has passed: another process is writing
 // (a lock taken by a write transaction, or BEGIN EXCLUSIVE) and did not finish in that time.
 IoError ResponseCache::locked_error() const {
-  return IoError(path_, fmt::format("LLM response cache is locked: another process (another newscls run?) has kept "
-                                     "it in use for over {:g} s; wait for it to finish, or set cache_path to another file",
-                                     busy_timeout_ms_ / 1000.0));
+  return IoError(path_,
+                 fmt::format("LLM response cache is locked: another process (another newscls run?) has kept "
+                             "it in use for over {:g} s; wait for it to finish, or set cache_path to another file",
+                             busy_timeout_ms_ / 1000.0));
 }
 
 void ResponseCache::exec(const char* sql) {
@@ -145,8 +148,7 @@ std::optional<ChatReply> ResponseCache::get(const std::string& key) {
 void ResponseCache::put(const std::string& key, const ChatReply& reply) {
   sqlite3_reset(put_);
   check(sqlite3_bind_text(put_, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT), "bind");
-  check(sqlite3_bind_text(put_, 2, reply.content.data(), static_cast<int>(reply.content.size()),
-                          SQLITE_TRANSIENT),
+  check(sqlite3_bind_text(put_, 2, reply.content.data(), static_cast<int>(reply.content.size()), SQLITE_TRANSIENT),
         "bind");
   check(sqlite3_bind_int64(put_, 3, reply.usage.prompt_tokens), "bind");
   check(sqlite3_bind_int64(put_, 4, reply.usage.completion_tokens), "bind");

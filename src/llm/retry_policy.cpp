@@ -23,21 +23,14 @@ std::string status_advice(long status, const FatalContext& context) {
     case 400:
       return "the server rejected the request; check model ('" + context.model +
              "'), thinking, json_mode and extra_body in the config";
-    case 401:
-      return "the API key was rejected by " + context.url + "; set " + context.key_env +
-             " to a valid key";
-    case 402:
-      return "payment required: the account behind " + context.key_env +
-             " has no balance left; top it up";
-    case 403:
-      return "access denied for the key in " + context.key_env + "; check its permissions";
-    case 404:
-      return "not found: check base_url (" + context.url + ") and model ('" + context.model + "')";
+    case 401: return "the API key was rejected by " + context.url + "; set " + context.key_env + " to a valid key";
+    case 402: return "payment required: the account behind " + context.key_env + " has no balance left; top it up";
+    case 403: return "access denied for the key in " + context.key_env + "; check its permissions";
+    case 404: return "not found: check base_url (" + context.url + ") and model ('" + context.model + "')";
     case 422:
       return "the server could not process the request parameters; check model, max_tokens, "
              "temperature and extra_body";
-    default:
-      return "request refused by " + context.url + "; check base_url and the request settings";
+    default: return "request refused by " + context.url + "; check base_url and the request settings";
   }
 }
 
@@ -68,8 +61,8 @@ std::string describe(const HttpResult& result) {
   return "unknown";
 }
 
-double backoff_seconds(int failures, double base_s, double max_s, double unit_random,
-                       double retry_after_s, double retry_after_max_s) {
+double backoff_seconds(int failures, double base_s, double max_s, double unit_random, double retry_after_s,
+                       double retry_after_max_s) {
   const double exponent = std::min(std::max(failures - 1, 0), 30);
   const double full = std::min(max_s, base_s * std::pow(2.0, exponent));
   if (retry_after_s >= 0) {
@@ -104,8 +97,8 @@ bool refuses_one_request(const HttpResult& result) {
 
 HttpError fatal_error(const HttpResult& result, const FatalContext& context) {
   if (result.transport != Transport::kOk) {
-    return HttpError(0, "request to " + context.url + " failed: " + describe(result) +
-                            "; check base_url and the network");
+    return HttpError(0,
+                     "request to " + context.url + " failed: " + describe(result) + "; check base_url and the network");
   }
   std::string message = status_advice(result.status, context);
   const std::string said = server_said(result, context);

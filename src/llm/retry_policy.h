@@ -20,11 +20,11 @@ enum class Transport { kOk, kTimeout, kDropped, kConnect, kResolve, kTls, kOther
 
 // One attempt as the engine saw it.
 struct HttpResult {
-  long status = 0;             // 0 when no HTTP response arrived
+  long status = 0;  // 0 when no HTTP response arrived
   Transport transport = Transport::kOk;
   std::string transport_message;
   std::string body;
-  double retry_after_s = -1;   // from a Retry-After header; -1 when absent
+  double retry_after_s = -1;  // from a Retry-After header; -1 when absent
   double latency_ms = 0;
 };
 
@@ -37,8 +37,8 @@ std::string describe(const HttpResult& result);
 // failures = how many attempts of this request failed so far (1 for the first retry);
 // unit_random in [0, 1) supplies the jitter: the delay is in [d/2, d), d = base * 2^(f-1)
 // capped at max_s; with a Retry-After r (capped at retry_after_max_s) it is in [r, r + min(r, d)/2).
-double backoff_seconds(int failures, double base_s, double max_s, double unit_random,
-                       double retry_after_s, double retry_after_max_s);
+double backoff_seconds(int failures, double base_s, double max_s, double unit_random, double retry_after_s,
+                       double retry_after_max_s);
 
 // Seconds from a Retry-After value (delta-seconds or an HTTP date); -1 when unparsable.
 double parse_retry_after(std::string_view value, std::time_t now);
@@ -46,8 +46,8 @@ double parse_retry_after(std::string_view value, std::time_t now);
 struct FatalContext {
   std::string url;
   std::string model;
-  std::string key_env;         // the variable the API key came from (named, never shown)
-  std::string secret;          // masked as *** should a server echo it back
+  std::string key_env;  // the variable the API key came from (named, never shown)
+  std::string secret;   // masked as *** should a server echo it back
 };
 
 // The error that stops the run, with what to do about it.

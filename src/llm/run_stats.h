@@ -19,7 +19,7 @@ namespace newscls::llm {
 struct Usage {
   long long prompt_tokens = 0;
   long long completion_tokens = 0;
-  long long cached_tokens = 0;   // prompt tokens the provider served from its prompt cache
+  long long cached_tokens = 0;  // prompt tokens the provider served from its prompt cache
   Usage& operator+=(const Usage& other);
 };
 
@@ -34,8 +34,8 @@ double cost_usd(const Usage& usage, const Prices& prices);
 double percentile(std::vector<double> values, double p);
 
 struct RunStats {
-  std::size_t titles = 0;            // titles asked to classify
-  std::size_t requests_sent = 0;     // HTTP attempts, retries included
+  std::size_t titles = 0;         // titles asked to classify
+  std::size_t requests_sent = 0;  // HTTP attempts, retries included
   std::size_t retries = 0;
   std::size_t cache_hits = 0;        // titles answered from the response cache
   std::size_t duplicate_titles = 0;  // repeats of a title in the same batch, asked once

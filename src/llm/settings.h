@@ -24,8 +24,8 @@ struct Settings {
   std::string base_url;
   std::string api_key_env;
   bool allow_insecure_http{};
-  RequestOptions request;       // model, temperature, max_tokens, thinking (resolved), json_mode, extra_body
-  std::string thinking;         // as configured ("auto" too)
+  RequestOptions request;  // model, temperature, max_tokens, thinking (resolved), json_mode, extra_body
+  std::string thinking;    // as configured ("auto" too)
   int concurrency{};
   double rpm{};
   double timeout_s{};
@@ -35,7 +35,7 @@ struct Settings {
   double retry_after_max_s{};
   int few_shot{};
   long long limit{};
-  std::string cache_path;       // "" = default location, "off" = no cache
+  std::string cache_path;  // "" = default location, "off" = no cache
   Prices prices;
 
   std::string chat_url() const { return base_url + "/chat/completions"; }

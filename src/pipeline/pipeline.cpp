@@ -43,7 +43,7 @@ std::string timestamp() {
 // A stage as this run will train it, settled before any stage runs.
 struct PlannedStage {
   std::string name, dir;
-  nlohmann::json config;            // effective; the bundles it reads that are stages of this run point into the run
+  nlohmann::json config;  // effective; the bundles it reads that are stages of this run point into the run
   CalibrateSetting calibrate = CalibrateSetting::kAuto;  // a workflow-level key, not in config
   std::vector<std::string> inputs;  // the stages of this run whose bundles it reads (a cascade's members)
 };
@@ -82,7 +82,8 @@ bool other_test_file(const std::string& recorded, const std::string& test_path) 
 // The report reads metrics.json as training wrote it; a later `eval` into the bundle (the
 // default --out) may have put another split, file or calibration there. Empty when it is training's.
 std::string metrics_not_training(const std::string& dir, const Manifest& m, const RunData& data) {
-  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/" + kMetricsFile), nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json j =
+      nlohmann::json::parse(read_file(dir + "/" + kMetricsFile), nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return "its metrics.json is not a JSON object";
   if (j.value("split", nlohmann::json()) != data.test_split || !j.value("data", nlohmann::json()).is_string() ||
       other_test_file(j["data"].get<std::string>(), data.test_path)) {
@@ -116,7 +117,8 @@ std::string not_resumable(const std::string& dir, const Expected& want) {
     const Manifest& m = bundle.manifest();
     if (!same_config(want.family, m, want.config)) return "its config differs from this run's";
     // Bundles trained before the setting was recorded are not compared.
-    if (m.training.contains(kCalibrateKey) && m.training.value(kCalibrateKey, std::string()) != to_string(want.calibrate)) {
+    if (m.training.contains(kCalibrateKey) &&
+        m.training.value(kCalibrateKey, std::string()) != to_string(want.calibrate)) {
       return std::string("it was trained with calibrate ") + m.training.value(kCalibrateKey, std::string()) +
              ", this run asks for " + to_string(want.calibrate);
     }
@@ -134,7 +136,8 @@ std::string unusable_input(const std::vector<std::string>& inputs, const std::ma
   for (const std::string& input : inputs) {
     const StageStatus status = earlier.at(input);
     if (status == StageStatus::kFailed || status == StageStatus::kSkipped) {
-      return "it reads " + input + ", which " + (status == StageStatus::kFailed ? "failed" : "was skipped") + " in this run";
+      return "it reads " + input + ", which " + (status == StageStatus::kFailed ? "failed" : "was skipped") +
+             " in this run";
     }
   }
   return {};
@@ -151,7 +154,8 @@ std::string retrained_input(const std::vector<std::string>& inputs, const std::m
 void write_status(const std::string& run_dir, const std::vector<StageResult>& results) {
   nlohmann::json stages = nlohmann::json::array();
   for (const StageResult& r : results) {
-    stages.push_back({{"stage", r.stage}, {"status", to_string(r.status)}, {"reason", r.reason}, {"wall_seconds", r.wall_seconds}});
+    stages.push_back(
+        {{"stage", r.stage}, {"status", to_string(r.status)}, {"reason", r.reason}, {"wall_seconds", r.wall_seconds}});
   }
   write_json_atomic(run_dir + "/pipeline.json", nlohmann::json{{"stages", stages}});
 }
@@ -284,7 +288,8 @@ bool adaptation_complete(const std::string& dir, const RunData& data) {
 // A stage made of other stages' bundles (a cascade) is not adapted again: its members' adapted
 // rows stand beside theirs.
 bool adapts(const PipelineRequest& request, const std::string& family) {
-  return !request.unlabeled.empty() && why_not_adaptable(family).empty() && !find_family(family).calibrated_by_members();
+  return !request.unlabeled.empty() && why_not_adaptable(family).empty() &&
+         !find_family(family).calibrated_by_members();
 }
 
 // The stage's bundle adapted to the request's feed, as a stage of its own "<stage>-adapted";
@@ -400,7 +405,8 @@ void check_other_overrides(const PipelineRequest& request, const std::vector<std
   for (const std::string& family : known_families()) {
     const std::vector<std::string> mine = overrides_for_stage(request.overrides, family);
     const std::string config_file = train_request(request, family, "").config_file;
-    if ((mine.empty() && config_file.empty()) || std::find(stages.begin(), stages.end(), family) != stages.end()) continue;
+    if ((mine.empty() && config_file.empty()) || std::find(stages.begin(), stages.end(), family) != stages.end())
+      continue;
     try {
       if (!config_file.empty()) read_config_file(config_file);
     } catch (const IoError& e) {  // not valid JSON
@@ -426,7 +432,8 @@ void check_config_dir(const std::string& config_dir) {
     if (e.path().extension() != ".json") continue;
     const std::string stem = e.path().stem().string();
     if (std::find(families.begin(), families.end(), stem) == families.end()) {
-      throw UsageError("pipeline --config-dir: " + e.path().string() + " names no stage (expected <stage>.json, one of " +
+      throw UsageError("pipeline --config-dir: " + e.path().string() +
+                       " names no stage (expected <stage>.json, one of " +
                        fmt::format("{}", fmt::join(families, ", ")) + ")");
     }
   }
@@ -435,7 +442,8 @@ void check_config_dir(const std::string& config_dir) {
 // Compression reads a --data folder's splits; it has none to read with --train.
 void refuse_compress_of_files(const PipelineRequest& request) {
   if (!request.files.given() || request.compress.empty() || request.compress == "none") return;
-  throw UsageError("pipeline --compress " + request.compress + " reads a --data folder's splits; with --train, give --compress none");
+  throw UsageError("pipeline --compress " + request.compress +
+                   " reads a --data folder's splits; with --train, give --compress none");
 }
 
 // Everything the request asks is checked here, before the run folder is made or a stage runs;
@@ -510,7 +518,8 @@ const char* to_string(StageStatus status) {
 }
 
 bool PipelineSummary::any_failed() const {
-  return std::any_of(stages.begin(), stages.end(), [](const StageResult& r) { return r.status == StageStatus::kFailed; });
+  return std::any_of(stages.begin(), stages.end(),
+                     [](const StageResult& r) { return r.status == StageStatus::kFailed; });
 }
 
 std::vector<std::string> overrides_for_stage(const std::vector<std::string>& overrides, const std::string& stage) {

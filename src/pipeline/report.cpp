@@ -44,7 +44,8 @@ double number_at(const nlohmann::json& j, const nlohmann::json::json_pointer& p)
 
 std::string cost_text(const StageFacts& s) {
   const nlohmann::json& stats = s.metrics.value("run_stats", nlohmann::json::object());
-  if (stats.contains("cost_usd") && stats["cost_usd"].is_number()) return "$" + fmt_double(stats["cost_usd"].get<double>(), 4);
+  if (stats.contains("cost_usd") && stats["cost_usd"].is_number())
+    return "$" + fmt_double(stats["cost_usd"].get<double>(), 4);
   return "-";
 }
 
@@ -67,20 +68,21 @@ std::vector<std::string> table_row(const StageFacts& s) {
           cost_text(s)};
 }
 
-const std::vector<std::string> kColumns = {"stage", "status", "accuracy", "macro-F1", "ECE", "train (compress) s",
-                                           "predict titles/s", "bundle", "cost"};
+const std::vector<std::string> kColumns = {
+    "stage", "status", "accuracy", "macro-F1", "ECE", "train (compress) s", "predict titles/s", "bundle", "cost"};
 
 // What the main table's columns measure, under it in both reports.
 constexpr const char* kColumnsNote =
     "Accuracy, macro-F1 and ECE (15 equal-width bins, of the calibrated scores where the stage is calibrated) are "
-    "on the test split. Train (compress) s: wall seconds of training, or for a compression stage of compressing. Predict "
+    "on the test split. Train (compress) s: wall seconds of training, or for a compression stage of compressing. "
+    "Predict "
     "titles/s: the rate of the test evaluation inside the process (the model alone, batched; no start-up or file "
     "reading, so `newscls predict` end to end is slower). Bundle: the payloads' size on disk. Cost: the LLM "
     "requests' estimated cost in USD, where a stage makes any.";
 
-const std::vector<std::string> kCompressionColumns = {"stage", "method", "parameters", "bundle MB", "dev accuracy",
-                                                      "dev macro-F1", "test accuracy", "test macro-F1",
-                                                      "predict titles/s", "settings"};
+const std::vector<std::string> kCompressionColumns = {
+    "stage",        "method",        "parameters",    "bundle MB",        "dev accuracy",
+    "dev macro-F1", "test accuracy", "test macro-F1", "predict titles/s", "settings"};
 
 // "before -> after" of compression.json's figure at `pointer`, with the after/before ratio
 // when asked for.
@@ -100,11 +102,10 @@ std::vector<std::vector<std::string>> compression_rows(const std::vector<StageFa
   for (const StageFacts& s : stages) {
     const nlohmann::json& c = s.compression;
     if (!c.is_object()) continue;
-    rows.push_back({s.result.stage, c.value("method", std::string("-")),
-                    before_after(c, "/parameters", 0, false), before_after(c, "/bundle_mb", 2, true),
-                    before_after(c, "/dev/accuracy", 4, false), before_after(c, "/dev/macro_f1", 4, false),
-                    before_after(c, "/test/accuracy", 4, false), before_after(c, "/test/macro_f1", 4, false),
-                    before_after(c, "/predict_titles_per_s", 0, true),
+    rows.push_back({s.result.stage, c.value("method", std::string("-")), before_after(c, "/parameters", 0, false),
+                    before_after(c, "/bundle_mb", 2, true), before_after(c, "/dev/accuracy", 4, false),
+                    before_after(c, "/dev/macro_f1", 4, false), before_after(c, "/test/accuracy", 4, false),
+                    before_after(c, "/test/macro_f1", 4, false), before_after(c, "/predict_titles_per_s", 0, true),
                     c.value("settings", nlohmann::json::object()).dump()});
   }
   return rows;
@@ -150,7 +151,8 @@ std::string per_class_f1_svg(const std::vector<StageFacts>& stages) {
     if (classes.empty()) {
       for (const auto& name : s.metrics["confusion"]["rows"]) classes.push_back(name.get<std::string>());
     }
-    for (const std::string& c : classes) bars.values.push_back(per_class.contains(c) ? per_class[c].value("f1", 0.0) : 0.0);
+    for (const std::string& c : classes)
+      bars.values.push_back(per_class.contains(c) ? per_class[c].value("f1", 0.0) : 0.0);
     series.push_back(bars);
   }
   return series.empty() ? "" : report::grouped_bars_svg(classes, series, "Per-class F1 on test");
@@ -168,7 +170,8 @@ bool stage_has_attention(const StageFacts& s) {
 // weights; returns the html files written.
 std::vector<std::string> stage_attention(const std::vector<StageFacts>& stages, const std::vector<Disagreement>& picks,
                                          std::size_t n) {
-  auto source = std::find_if(stages.begin(), stages.end(), [](const StageFacts& s) { return s.has_metrics && stage_has_attention(s); });
+  auto source = std::find_if(stages.begin(), stages.end(),
+                             [](const StageFacts& s) { return s.has_metrics && stage_has_attention(s); });
   if (source == stages.end() || n == 0) return {};
   std::vector<std::string> titles;
   for (const Disagreement& d : picks) {
@@ -210,7 +213,8 @@ std::string risk_coverage_of(const std::vector<StageFacts>& stages) {
   for (const StageFacts& s : stages) {
     if (!s.has_metrics || !s.metrics.contains("risk_coverage")) continue;
     report::CurveSeries line{s.result.stage, {}};
-    for (const auto& p : s.metrics["risk_coverage"]) line.points.push_back({p.value("coverage", 0.0), p.value("accuracy", 0.0)});
+    for (const auto& p : s.metrics["risk_coverage"])
+      line.points.push_back({p.value("coverage", 0.0), p.value("accuracy", 0.0)});
     series.push_back(line);
   }
   return series.empty() ? "" : report::risk_coverage_svg(series, "Risk-coverage on test");
@@ -254,11 +258,12 @@ std::string markdown(const std::vector<StageFacts>& stages, const std::vector<Di
     md += "\n## Compression\n\nBefore -> after; titles/s of `predict` on the same dev titles in one run.\n\n" +
           md_table(kCompressionColumns, compressed);
   }
-  md += "\nFigures: per-class F1 and confusion heatmaps are in `report.html`; each stage's own heatmap is "
-        "`<stage>/confusion.svg`. Calibration: ECE on test (15 bins) after the stage's temperature scaling; "
-        "reliability diagrams are `<stage>/reliability.svg` and in `report.html`; the risk-coverage curve of every "
-        "stage (accuracy on the titles answered when the least confident are left unanswered) is "
-        "`risk_coverage.svg`.\n\n## Titles the stages disagree on most\n\n| title | true |";
+  md +=
+      "\nFigures: per-class F1 and confusion heatmaps are in `report.html`; each stage's own heatmap is "
+      "`<stage>/confusion.svg`. Calibration: ECE on test (15 bins) after the stage's temperature scaling; "
+      "reliability diagrams are `<stage>/reliability.svg` and in `report.html`; the risk-coverage curve of every "
+      "stage (accuracy on the titles answered when the least confident are left unanswered) is "
+      "`risk_coverage.svg`.\n\n## Titles the stages disagree on most\n\n| title | true |";
   for (const StageFacts& s : stages) md += " " + md_cell(s.result.stage) + " |";
   md += "\n|---|---|";
   for (std::size_t i = 0; i < stages.size(); ++i) md += "---|";
@@ -270,8 +275,9 @@ std::string markdown(const std::vector<StageFacts>& stages, const std::vector<Di
   }
   if (!attention.empty()) {
     md += "\n## Attention heatmaps\n\n";
-    for (const std::string& f : attention) md += "- [" + std::filesystem::path(f).filename().string() + "](" +
-                                                   std::filesystem::relative(f, run_dir).string() + ")\n";
+    for (const std::string& f : attention)
+      md += "- [" + std::filesystem::path(f).filename().string() + "](" +
+            std::filesystem::relative(f, run_dir).string() + ")\n";
   }
   return md;
 }
@@ -307,7 +313,8 @@ std::string html(const std::vector<StageFacts>& stages, const std::vector<Disagr
   const std::vector<std::vector<std::string>> compressed = compression_rows(stages);
   if (!compressed.empty()) {
     h += "<h2>Compression</h2>\n<p>Before -&gt; after; titles/s of <code>predict</code> on the same dev titles in one "
-         "run (compression.json).</p>\n" + html_table(kCompressionColumns, compressed);
+         "run (compression.json).</p>\n" +
+         html_table(kCompressionColumns, compressed);
   }
   h += "<h2>Per-class F1</h2>\n" + per_class_f1_svg(stages);
   h += "<h2>Calibration: reliability diagrams on test</h2>\n<div class=\"figs\">\n";
@@ -354,8 +361,10 @@ void write_pipeline_report(const PipelineSummary& summary, const PipelineRequest
   const std::vector<std::string> attention = stage_attention(stages, picks, request.attention_titles);
   const std::string curve = risk_coverage_of(stages);
   AtomicFileSet files;  // a full disk leaves the earlier report whole, not half of each
-  if (!curve.empty()) files.add(summary.run_dir + "/risk_coverage.svg", curve);
-  else files.drop(summary.run_dir + "/risk_coverage.svg");
+  if (!curve.empty())
+    files.add(summary.run_dir + "/risk_coverage.svg", curve);
+  else
+    files.drop(summary.run_dir + "/risk_coverage.svg");
   const std::string split = split_sentence(request) + (summary.data_note.empty() ? "" : " " + summary.data_note);
   files.add(summary.run_dir + "/report.md", markdown(stages, picks, attention, summary.run_dir, split));
   files.add(summary.run_dir + "/report.html", html(stages, picks, attention, summary.run_dir, split));

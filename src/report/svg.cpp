@@ -33,19 +33,19 @@ std::string text(double x, double y, const std::string& s, const std::string& ex
 }
 
 std::string rect(double x, double y, double w, double h, const std::string& fill) {
-  return "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" + num(h) +
-         "\" fill=\"" + fill + "\" stroke=\"#ffffff\"/>\n";
+  return "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" + num(h) + "\" fill=\"" +
+         fill + "\" stroke=\"#ffffff\"/>\n";
 }
 
 std::string svg_open(double w, double h) {
-  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(w) + "\" height=\"" + num(h) +
-         "\" viewBox=\"0 0 " + num(w) + " " + num(h) +
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(w) + "\" height=\"" + num(h) + "\" viewBox=\"0 0 " +
+         num(w) + " " + num(h) +
          "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
 }
 
 std::string line(double x1, double y1, double x2, double y2, const std::string& extra) {
-  return "<line x1=\"" + num(x1) + "\" y1=\"" + num(y1) + "\" x2=\"" + num(x2) + "\" y2=\"" + num(y2) + "\" " +
-         extra + "/>\n";
+  return "<line x1=\"" + num(x1) + "\" y1=\"" + num(y1) + "\" x2=\"" + num(x2) + "\" y2=\"" + num(y2) + "\" " + extra +
+         "/>\n";
 }
 
 // A square plot area with axes from 0 to 1 (y from y_min) and ticks every 0.2 or 0.1.
@@ -54,15 +54,16 @@ struct UnitPlot {
   double x(double v) const { return left + size * v; }
   double y(double v) const { return top + size * (1 - (v - y_min) / (1 - y_min)); }
   std::string axes(const std::string& x_label, const std::string& y_label) const {
-    std::string svg = line(x(0), y(y_min), x(1), y(y_min), "stroke=\"#333\"") + line(x(0), y(y_min), x(0), y(1), "stroke=\"#333\"");
+    std::string svg =
+        line(x(0), y(y_min), x(1), y(y_min), "stroke=\"#333\"") + line(x(0), y(y_min), x(0), y(1), "stroke=\"#333\"");
     for (int k = 0; k <= 5; ++k) {
       const double v = k / 5.0, w = y_min + (1 - y_min) * k / 5.0;
       svg += text(x(v), y(y_min) + 16, num(v * 100) + "%", "text-anchor=\"middle\" font-size=\"10\"");
       svg += text(x(0) - 6, y(w) + 4, num(w * 100) + "%", "text-anchor=\"end\" font-size=\"10\"");
     }
     svg += text(x(0.5), y(y_min) + 34, x_label, "text-anchor=\"middle\"");
-    svg += "<text transform=\"rotate(-90 14 " + num(y((1 + y_min) / 2)) + ")\" x=\"14\" y=\"" + num(y((1 + y_min) / 2)) +
-           "\" text-anchor=\"middle\">" + xml_escape(y_label) + "</text>\n";
+    svg += "<text transform=\"rotate(-90 14 " + num(y((1 + y_min) / 2)) + ")\" x=\"14\" y=\"" +
+           num(y((1 + y_min) / 2)) + "\" text-anchor=\"middle\">" + xml_escape(y_label) + "</text>\n";
     return svg;
   }
 };
@@ -81,9 +82,11 @@ std::string reliability_svg(const CalibrationMetrics& c, const std::string& titl
     if (b.count == 0) continue;
     const double w = plot.size * (b.upper - b.lower);
     svg += rect(plot.x(b.lower), plot.y(b.accuracy), w, plot.y(0) - plot.y(b.accuracy), kPalette[0]);
-    svg += "<title>" + xml_escape(num(b.lower * 100) + "-" + num(b.upper * 100) + "%: " + std::to_string(b.count) +
-                                  " titles, confidence " + num(b.mean_confidence * 100) + "%, accuracy " +
-                                  num(b.accuracy * 100) + "%") + "</title>\n";
+    svg += "<title>" +
+           xml_escape(num(b.lower * 100) + "-" + num(b.upper * 100) + "%: " + std::to_string(b.count) +
+                      " titles, confidence " + num(b.mean_confidence * 100) + "%, accuracy " + num(b.accuracy * 100) +
+                      "%") +
+           "</title>\n";
     svg += line(plot.x(b.lower), plot.y(b.mean_confidence), plot.x(b.upper), plot.y(b.mean_confidence),
                 "stroke=\"#e15759\" stroke-width=\"2\"");
   }
@@ -105,7 +108,8 @@ std::string risk_coverage_svg(const std::vector<CurveSeries>& series, const std:
   svg += plot.axes("coverage (share of titles answered)", "accuracy on the answered titles");
   for (std::size_t s = 0; s < series.size(); ++s) {
     std::string points;
-    for (const CoveragePoint& p : series[s].points) points += num(plot.x(p.coverage)) + "," + num(plot.y(p.accuracy)) + " ";
+    for (const CoveragePoint& p : series[s].points)
+      points += num(plot.x(p.coverage)) + "," + num(plot.y(p.accuracy)) + " ";
     svg += "<polyline fill=\"none\" stroke=\"" + std::string(kPalette[s % 6]) + "\" stroke-width=\"2\" points=\"" +
            points + "\"/>\n";
     svg += rect(plot.x(1) + 16, plot.top + 20 * s, 14, 14, kPalette[s % 6]);
@@ -121,7 +125,8 @@ std::string xml_escape(const std::string& s) {
     const auto first = static_cast<unsigned char>(ch[0]);
     // XML allows neither bytes that are not UTF-8 (a folder's Latin-1 name) nor most control
     // characters: either would make the whole figure unreadable.
-    if (ch.size() > 1 ? !is_valid_utf8(ch) : first >= 0x80 || (first < 0x20 && first != '\t' && first != '\n' && first != '\r')) {
+    if (ch.size() > 1 ? !is_valid_utf8(ch)
+                      : first >= 0x80 || (first < 0x20 && first != '\t' && first != '\n' && first != '\r')) {
       out += "\xEF\xBF\xBD";  // U+FFFD
       continue;
     }
@@ -151,8 +156,8 @@ std::string confusion_svg(const Metrics& m, const std::string& title) {
   if (sparse) svg += rect(left, top, cell * columns.size(), cell * m.labels.size(), heat_colour(0));
   for (std::size_t c = 0; c < columns.size(); ++c) {
     const double x = left + cell * c + cell / 2, y = top - 8;
-    svg += "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" transform=\"rotate(-45 " + num(x) + " " + num(y) +
-           ")\">" + xml_escape(columns[c]) + "</text>\n";
+    svg += "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" transform=\"rotate(-45 " + num(x) + " " + num(y) + ")\">" +
+           xml_escape(columns[c]) + "</text>\n";
   }
   for (std::size_t r = 0; r < m.labels.size(); ++r) {
     std::size_t row_total = 0;

@@ -11,9 +11,7 @@
 namespace newscls::serve {
 namespace {
 
-ApiError bad_request(const std::string& code, const std::string& message) {
-  return ApiError(400, code, message);
-}
+ApiError bad_request(const std::string& code, const std::string& message) { return ApiError(400, code, message); }
 
 nlohmann::json parse_json(std::string_view body, const RequestLimits& limits) {
   if (body.empty()) throw bad_request("empty_body", "the request body is empty; send a JSON object");
@@ -37,8 +35,9 @@ std::vector<std::string> read_titles(const nlohmann::json& j, const RequestLimit
   if (!it->is_array()) throw bad_request("wrong_type", "\"titles\" must be a list of strings");
   if (it->empty()) throw bad_request("empty_titles", "\"titles\" is empty; send at least one title");
   if (it->size() > limits.max_titles) {
-    throw ApiError(413, "too_many_titles", std::to_string(it->size()) + " titles, more than the limit of " +
-                                               std::to_string(limits.max_titles) + " per request");
+    throw ApiError(413, "too_many_titles",
+                   std::to_string(it->size()) + " titles, more than the limit of " + std::to_string(limits.max_titles) +
+                       " per request");
   }
   std::vector<std::string> titles;
   titles.reserve(it->size());

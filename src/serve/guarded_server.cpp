@@ -81,7 +81,8 @@ void drain(socket_t sock) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kMaxDrainMs);
   char sink[4096];
   for (std::size_t total = 0; total < kMaxDrainBytes;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0 || wait_for(sock, POLLIN, static_cast<int>(left.count())) <= 0) return;
     const ssize_t n = ::recv(sock, sink, sizeof sink, 0);
     if (n <= 0) return;
@@ -94,7 +95,11 @@ void drain(socket_t sock) {
 class GuardedStream final : public httplib::Stream {
  public:
   GuardedStream(socket_t sock, int read_ms, int write_ms, StreamLimits limits, ReadAhead& ahead)
-      : sock_(sock), read_ms_(read_ms), write_ms_(write_ms), limits_(limits), ahead_(ahead),
+      : sock_(sock),
+        read_ms_(read_ms),
+        write_ms_(write_ms),
+        limits_(limits),
+        ahead_(ahead),
         head_deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(read_ms)) {}
 
   bool is_readable() const override { return wait_for(sock_, POLLIN, read_ms_) > 0; }
@@ -116,7 +121,8 @@ class GuardedStream final : public httplib::Stream {
   bool admit_head(const char* data, std::size_t n, std::size_t& used);
   bool in_time();
   void refuse_slow_head() {
-    refuse(408, "Request Timeout", "request_timeout", "the request line and headers did not arrive within the read timeout");
+    refuse(408, "Request Timeout", "request_timeout",
+           "the request line and headers did not arrive within the read timeout");
   }
   void refuse(int status, const char* reason, const std::string& code, const std::string& message);
 
@@ -146,9 +152,10 @@ ssize_t GuardedStream::read(char* ptr, size_t size) {
   if (ahead_.empty()) {
     if (!wait_readable()) {
       if (in_time()) {  // past a deadline, in_time() has answered 408 already
-        in_head_ ? refuse_slow_head()
-                 : refuse(408, "Request Timeout", "request_timeout",
-                          fmt::format("nothing arrived for {:g} s in the middle of the request body", read_ms_ / 1000.0));
+        in_head_
+            ? refuse_slow_head()
+            : refuse(408, "Request Timeout", "request_timeout",
+                     fmt::format("nothing arrived for {:g} s in the middle of the request body", read_ms_ / 1000.0));
       }
       return -1;
     }
@@ -175,7 +182,8 @@ bool GuardedStream::in_time() {
     refuse_slow_head();
   } else if (!in_head_ && now > body_deadline_) {
     refuse(408, "Request Timeout", "request_timeout",
-           fmt::format("the request body did not arrive within {:g} s of its headers", limits_.max_body_time.count() / 1000.0));
+           fmt::format("the request body did not arrive within {:g} s of its headers",
+                       limits_.max_body_time.count() / 1000.0));
   }
   return !refused_;
 }
@@ -209,8 +217,8 @@ bool GuardedStream::admit(const char* data, std::size_t n) {
   if (!in_time() || !admit_head(data, n, i)) return false;
   if (i == n) return true;
   const void* newline = ::memrchr(data + i, '\n', n - i);
-  line_bytes_ = newline ? static_cast<std::size_t>(data + n - static_cast<const char*>(newline) - 1)
-                        : line_bytes_ + (n - i);
+  line_bytes_ =
+      newline ? static_cast<std::size_t>(data + n - static_cast<const char*>(newline) - 1) : line_bytes_ + (n - i);
   if (line_bytes_ <= limits_.max_line_bytes) return true;
   refuse(413, "Payload Too Large", "body_too_large",
          "the request body sent " + std::to_string(line_bytes_) + " bytes without a newline");
@@ -223,9 +231,10 @@ void GuardedStream::refuse(int status, const char* reason, const std::string& co
   get_remote_ip_and_port(ip, port);
   spdlog::warn("serve: {} to {}:{} and closed: {}", status, ip, port, message);
   const std::string body = error_body(code, message);
-  const std::string reply = "HTTP/1.1 " + std::to_string(status) + " " + reason +
-                            "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
-                            std::to_string(body.size()) + "\r\n\r\n" + body;
+  const std::string reply =
+      "HTTP/1.1 " + std::to_string(status) + " " + reason +
+      "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n" + body;
   write(reply.data(), reply.size());
   refused_ = true;
   t_refusal = {status, code, ip, body.size()};

@@ -34,10 +34,10 @@ namespace newscls::serve {
 // among its headers or the handler's own status for a body; the access log and metrics take
 // this instead. Reset before each request.
 struct Refusal {
-  int status = 0;           // 0: none
+  int status = 0;  // 0: none
   bool refused() const { return status != 0; }
-  std::string code;         // the error code of the reply body
-  std::string peer;         // the client's address
+  std::string code;  // the error code of the reply body
+  std::string peer;  // the client's address
   std::size_t reply_bytes = 0;
 };
 Refusal take_refusal();  // and clears it

@@ -88,7 +88,8 @@ constexpr RequestCounter kRequestCounters[] = {
     {"retries", "newscls_llm_retries_total", "LLM requests sent again after a failure, by model."},
     {"cache_hits", "newscls_llm_cache_hits_total", "Titles answered from the LLM response cache, by model."},
     {"failed_titles", "newscls_llm_failed_titles_total",
-     "Titles no LLM request answered (\"unknown\" with \"failed\": true, a 500, or a cascade's earlier members' answer), by model."},
+     "Titles no LLM request answered (\"unknown\" with \"failed\": true, a 500, or a cascade's earlier members' "
+     "answer), by model."},
     {"refused_titles", "newscls_llm_refused_titles_total",
      "Titles the LLM server refused one by one (answered \"unknown\"), by model."},
     {"unknown_replies", "newscls_llm_unknown_replies_total", "LLM replies that named no class, by model."},
@@ -110,7 +111,8 @@ void ServeMetrics::render_requests_sent(std::string& out) const {
     header(out, c.name, "counter", c.help);
     for (const auto& [model, totals] : llm_) {
       const auto it = totals.find(c.key);
-      if (it != totals.end()) out += std::string(c.name) + "{model=\"" + prometheus_escape(model) + "\"} " + number(it->second) + "\n";
+      if (it != totals.end())
+        out += std::string(c.name) + "{model=\"" + prometheus_escape(model) + "\"} " + number(it->second) + "\n";
     }
   }
 }
@@ -118,12 +120,13 @@ void ServeMetrics::render_requests_sent(std::string& out) const {
 void ServeMetrics::render_requests(std::string& out) const {
   header(out, "newscls_http_requests_total", "counter", "HTTP requests answered, by path and status.");
   for (const auto& [key, n] : requests_) {
-    out += "newscls_http_requests_total{path=\"" + key.first + "\",status=\"" + std::to_string(key.second) +
-           "\"} " + std::to_string(n) + "\n";
+    out += "newscls_http_requests_total{path=\"" + key.first + "\",status=\"" + std::to_string(key.second) + "\"} " +
+           std::to_string(n) + "\n";
   }
   header(out, "newscls_http_request_duration_seconds", "histogram",
          "Time from the request's headers to its response, by path.");
-  for (const auto& [path, h] : latency_) h.render(out, "newscls_http_request_duration_seconds", "path=\"" + path + "\"");
+  for (const auto& [path, h] : latency_)
+    h.render(out, "newscls_http_request_duration_seconds", "path=\"" + path + "\"");
 }
 
 void ServeMetrics::render_models(std::string& out) const {
@@ -132,7 +135,8 @@ void ServeMetrics::render_models(std::string& out) const {
     out += "newscls_titles_total{model=\"" + prometheus_escape(model) + "\"} " + std::to_string(n) + "\n";
   }
   header(out, "newscls_batch_size", "histogram", "Titles per forward pass (micro-batch), by model.");
-  for (const auto& [model, h] : batch_sizes_) h.render(out, "newscls_batch_size", "model=\"" + prometheus_escape(model) + "\"");
+  for (const auto& [model, h] : batch_sizes_)
+    h.render(out, "newscls_batch_size", "model=\"" + prometheus_escape(model) + "\"");
   header(out, "newscls_reloads_total", "counter", "SIGHUP reloads, by result.");
   out += "newscls_reloads_total{result=\"ok\"} " + std::to_string(reloads_ok_) + "\n";
   out += "newscls_reloads_total{result=\"failed\"} " + std::to_string(reloads_failed_) + "\n";
@@ -154,7 +158,8 @@ std::string ServeMetrics::render(const std::vector<ServedState>& served) const {
          "(backoff_max_s; its titles fail at once), by model.");
   for (const ServedState& s : served) {
     if (llm_.count(s.model) == 0) continue;  // sends no requests
-    out += "newscls_llm_endpoint_paused{model=\"" + prometheus_escape(s.model) + "\"} " + (s.endpoint_paused ? "1" : "0") + "\n";
+    out += "newscls_llm_endpoint_paused{model=\"" + prometheus_escape(s.model) + "\"} " +
+           (s.endpoint_paused ? "1" : "0") + "\n";
   }
   return out;
 }

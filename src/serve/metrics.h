@@ -38,7 +38,7 @@ class Histogram {
 // What /metrics reads of a model served now, when it renders.
 struct ServedState {
   std::string model;
-  std::size_t queue_depth = 0;  // requests waiting for a batch
+  std::size_t queue_depth = 0;   // requests waiting for a batch
   bool endpoint_paused = false;  // its LLM endpoint is paused (ServedModel::endpoint_paused)
 };
 

@@ -31,7 +31,8 @@ void refuse_repeated_dirs(const std::vector<std::string>& dirs) {
     if (folder.filename().empty()) folder = folder.parent_path();
     const auto [first, fresh] = seen.emplace(folder, dir);
     if (!fresh) {
-      throw UsageError("--model-dir " + dir + " is the folder " + first->second + " given again; give each bundle once");
+      throw UsageError("--model-dir " + dir + " is the folder " + first->second +
+                       " given again; give each bundle once");
     }
   }
 }
@@ -48,7 +49,8 @@ class EndpointBookkeeping {
       : model_(model), metrics_(metrics), name_(name), paused_until_(paused_until) {}
   ~EndpointBookkeeping() {
     try {
-      const auto pause = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(model_.endpoint_paused_s()));
+      const auto pause =
+          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(model_.endpoint_paused_s()));
       paused_until_.store((Clock::now() + pause).time_since_epoch().count());
       const nlohmann::json stats = model_.run_stats();
       if (!sends_requests(stats)) return;
@@ -95,13 +97,10 @@ ServedModel::ServedModel(std::string name, std::unique_ptr<Classifier> classifie
         const EndpointBookkeeping bookkeeping(*model, metrics, n, paused_until_);
         return predict_titles(*model, titles);
       },
-      settings.batch,
-      std::move(on_batch));
+      settings.batch, std::move(on_batch));
 }
 
-bool ServedModel::endpoint_paused() const {
-  return Clock::now().time_since_epoch().count() < paused_until_.load();
-}
+bool ServedModel::endpoint_paused() const { return Clock::now().time_since_epoch().count() < paused_until_.load(); }
 
 std::string model_name(const std::string& dir) {
   std::filesystem::path p = std::filesystem::absolute(dir).lexically_normal();
@@ -109,8 +108,8 @@ std::string model_name(const std::string& dir) {
   return p.filename().string();
 }
 
-ModelSet load_model_set(const std::vector<std::string>& dirs, const ModelSettings& settings,
-                        const ModelLoader& loader, ServeMetrics* metrics) {
+ModelSet load_model_set(const std::vector<std::string>& dirs, const ModelSettings& settings, const ModelLoader& loader,
+                        ServeMetrics* metrics) {
   refuse_repeated_dirs(dirs);
   ModelSet set;
   for (const std::string& dir : dirs) {

@@ -70,7 +70,7 @@ std::string model_name(const std::string& dir);
 
 // Loads every bundle, or throws the first failure (UsageError, before loading any, for one
 // folder given twice; for two bundles with one name).
-ModelSet load_model_set(const std::vector<std::string>& dirs, const ModelSettings& settings,
-                        const ModelLoader& loader, ServeMetrics* metrics);
+ModelSet load_model_set(const std::vector<std::string>& dirs, const ModelSettings& settings, const ModelLoader& loader,
+                        ServeMetrics* metrics);
 
 }  // namespace newscls::serve

@@ -66,7 +66,8 @@ std::string coding_name(std::string value) {
   const auto blank = [](char c) { return c == ' ' || c == '\t'; };
   while (!value.empty() && blank(value.back())) value.pop_back();
   value.erase(0, std::min(value.size(), value.find_first_not_of(" \t")));
-  std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(value.begin(), value.end(), value.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return value;
 }
 
@@ -169,7 +170,8 @@ void Server::Impl::configure() {
   http.set_keep_alive_timeout(kKeepAliveSeconds);
   http.set_keep_alive_max_count(kKeepAliveRequests);
   http.set_payload_max_length(options.max_body_bytes);
-  http.set_stream_limits({kMaxHeadBytes, options.max_body_bytes + kMaxHeadBytes, std::chrono::seconds(options.body_timeout_s)});
+  http.set_stream_limits(
+      {kMaxHeadBytes, options.max_body_bytes + kMaxHeadBytes, std::chrono::seconds(options.body_timeout_s)});
   http.set_pre_routing_handler([this](const auto& req, auto& res) { return pre_route(req, res); });
   // "Expect: 100-continue": refuse before inviting a body that would be refused anyway.
   http.set_expect_100_continue_handler([this](const auto& req, auto& res) {
@@ -216,7 +218,8 @@ httplib::Server::HandlerResponse Server::Impl::pre_route(const httplib::Request&
   if (route == routes().end()) return reply(404, "not_found", "no such path; try POST /v1/classify");
   if (!route->second.methods.count(req.method)) {
     res.set_header("Allow", route->first == "/v1/classify" ? "POST" : "GET, HEAD");
-    return reply(405, "method_not_allowed", req.method.size() > 16 ? "method not allowed" : req.method + " is not allowed here");
+    return reply(405, "method_not_allowed",
+                 req.method.size() > 16 ? "method not allowed" : req.method + " is not allowed here");
   }
   if (req.method != "POST") {
     if (has_body(req)) res.set_header("Connection", "close");  // its body is never read (access_log)
@@ -242,7 +245,8 @@ httplib::Server::HandlerResponse Server::Impl::pre_route(const httplib::Request&
     return reply(400, "bad_request", "Content-Length is not a number");
   }
   if (!length.empty() && (length.size() > 18 || std::stoull(length) > options.max_body_bytes)) {
-    return reply(413, "body_too_large", "the request body is over " + std::to_string(options.max_body_bytes) + " bytes");
+    return reply(413, "body_too_large",
+                 "the request body is over " + std::to_string(options.max_body_bytes) + " bytes");
   }
   if (req.get_header_value("Content-Type").find("multipart/") != std::string::npos) {
     return reply(415, "unsupported_media_type", "send the titles as a JSON body, not a multipart form");
@@ -252,11 +256,13 @@ httplib::Server::HandlerResponse Server::Impl::pre_route(const httplib::Request&
   }
   const std::string coding = coding_name(req.get_header_value("Content-Encoding"));
   if (!coding.empty() && coding != "identity" && !is_decoded_coding(coding)) {
-    return reply(415, "unsupported_media_type", "Content-Encoding \"" + printable(coding) +
-                                                    "\" is not supported; send gzip, deflate, br or an uncompressed body");
+    return reply(415, "unsupported_media_type",
+                 "Content-Encoding \"" + printable(coding) +
+                     "\" is not supported; send gzip, deflate, br or an uncompressed body");
   }
   // httplib matches the name as sent, and would read "GZIP" as plain text.
-  if (req.has_header("Content-Encoding")) const_cast<httplib::Request&>(req).headers.find("Content-Encoding")->second = coding;
+  if (req.has_header("Content-Encoding"))
+    const_cast<httplib::Request&>(req).headers.find("Content-Encoding")->second = coding;
   return httplib::Server::HandlerResponse::Unhandled;
 }
 
@@ -289,8 +295,8 @@ void Server::Impl::access_log(const httplib::Request& req, const httplib::Respon
   if (g_trace.titles) extra += " titles=" + std::to_string(g_trace.titles);
   if (!g_trace.error_code.empty()) extra += " error=" + g_trace.error_code;
   if (!g_trace.titles_json.empty()) extra += " " + g_trace.titles_json;
-  spdlog::info("{} \"{} {}\" {} {}B {:.2f}ms{}", peer, printable(req.method), printable(req.path),
-               status, bytes, seconds * 1000, extra);
+  spdlog::info("{} \"{} {}\" {} {}B {:.2f}ms{}", peer, printable(req.method), printable(req.path), status, bytes,
+               seconds * 1000, extra);
   g_trace = RequestTrace{};
 }
 
@@ -339,7 +345,8 @@ void Server::Impl::classify(const httplib::Request& req, httplib::Response& res,
     ClassifyRequest request = parse_classify_request(read_body(req, res, reader), {options.max_titles, 64});
     g_trace.titles = request.titles.size();
     if (options.log_titles) {
-      g_trace.titles_json = nlohmann::json(request.titles).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      g_trace.titles_json =
+          nlohmann::json(request.titles).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
     const std::shared_ptr<const ModelSet> set = current();
     if (!set) {
@@ -370,7 +377,8 @@ void Server::Impl::classify(const httplib::Request& req, httplib::Response& res,
         std::all_of(predictions.begin(), predictions.end(), unanswered)) {
       throw ApiError(500, "prediction_failed", "no title of this request got an answer from the model");
     }
-    res.set_content(classify_body(model.name_json(), predictions, model.labels(), model.stage_names(), request.top_k), kJson);
+    res.set_content(classify_body(model.name_json(), predictions, model.labels(), model.stage_names(), request.top_k),
+                    kJson);
   } catch (const ApiError& e) {
     send_error(res, e.status(), e.code(), e.what());
   }
@@ -384,7 +392,8 @@ void Server::Impl::models_info(httplib::Response& res) {
   }
   nlohmann::json list = nlohmann::json::array();
   for (const auto& [name, model] : *set) list.push_back(model->description());
-  res.set_content(nlohmann::json{{"models", list}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), kJson);
+  res.set_content(nlohmann::json{{"models", list}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                  kJson);
 }
 
 void Server::Impl::health(httplib::Response& res) {
@@ -397,7 +406,7 @@ void Server::Impl::health(httplib::Response& res) {
   nlohmann::json names = nlohmann::json::array();
   for (const auto& [name, model] : *set) names.push_back(name);
   res.set_content(nlohmann::json{{"status", "ok"}, {"models", names}}.dump(-1, ' ', false,
-                                                                          nlohmann::json::error_handler_t::replace),
+                                                                           nlohmann::json::error_handler_t::replace),
                   kJson);
 }
 
@@ -420,7 +429,7 @@ int Server::start() {
   Impl& s = *impl_;
   s.configure();
   errno = 0;
-  const int port = s.options.port == 0 ? s.http.bind_to_any_port(s.options.host)
+  const int port = s.options.port == 0                                   ? s.http.bind_to_any_port(s.options.host)
                    : s.http.bind_to_port(s.options.host, s.options.port) ? s.options.port
                                                                          : -1;
   const std::string where = s.options.host + ":" + std::to_string(s.options.port);
@@ -443,7 +452,8 @@ void Server::load() {
   impl_->swap_models(impl_->build_models());
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   for (const auto& [name, model] : *impl_->current()) {
-    spdlog::info("serving model {} ({}) from {:.1f}s of loading", name, model->description()["family"].get<std::string>(), seconds);
+    spdlog::info("serving model {} ({}) from {:.1f}s of loading", name,
+                 model->description()["family"].get<std::string>(), seconds);
   }
 }
 
@@ -466,10 +476,10 @@ bool Server::reload() {
 void Server::shutdown() {
   std::lock_guard<std::mutex> lock(impl_->lifecycle_mutex);
   if (impl_->listener.joinable()) {
-    impl_->http.stop();          // no new connections
-    impl_->listener.join();      // returns once every connection's request has been answered
+    impl_->http.stop();      // no new connections
+    impl_->listener.join();  // returns once every connection's request has been answered
   }
-  impl_->swap_models(nullptr);   // the batchers finish what is queued (nothing, by now)
+  impl_->swap_models(nullptr);  // the batchers finish what is queued (nothing, by now)
 }
 
 }  // namespace newscls::serve

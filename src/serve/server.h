@@ -29,16 +29,16 @@ namespace newscls::serve {
 struct ServeRequest {
   std::vector<std::string> model_dirs;
   std::string host = "127.0.0.1";
-  int port = 8080;                        // 0: any free port (start() returns it)
-  int threads = 1;                        // for each model's forward pass; resolved (>= 1)
-  int connections = 64;                   // connections served at once (HTTP worker threads)
-  std::size_t max_batch = 64;             // titles per forward pass
-  int max_wait_ms = 5;                    // how long a request may wait for a batch to fill
+  int port = 8080;             // 0: any free port (start() returns it)
+  int threads = 1;             // for each model's forward pass; resolved (>= 1)
+  int connections = 64;        // connections served at once (HTTP worker threads)
+  std::size_t max_batch = 64;  // titles per forward pass
+  int max_wait_ms = 5;         // how long a request may wait for a batch to fill
   std::size_t max_body_bytes = 1048576;
-  std::size_t max_titles = 1024;          // per request
-  std::size_t queue = 256;                // requests waiting per model before 503
-  int read_timeout_s = 5;                 // a client silent this long mid-request is dropped
-  int body_timeout_s = 30;                // a body must arrive within this long of its head
+  std::size_t max_titles = 1024;  // per request
+  std::size_t queue = 256;        // requests waiting per model before 503
+  int read_timeout_s = 5;         // a client silent this long mid-request is dropped
+  int body_timeout_s = 30;        // a body must arrive within this long of its head
   bool log_titles = false;
 };
 

@@ -26,10 +26,8 @@ bool is_separating_punctuation(char32_t cp) {
     case UTF8PROC_CATEGORY_PE:
     case UTF8PROC_CATEGORY_PI:
     case UTF8PROC_CATEGORY_PF:
-    case UTF8PROC_CATEGORY_PO:
-      return true;
-    default:
-      return false;
+    case UTF8PROC_CATEGORY_PO: return true;
+    default: return false;
   }
 }
 

@@ -23,8 +23,7 @@ class SpmBackend {
   virtual ~SpmBackend() = default;
   // Each returns "" on success, else SentencePiece's message.
   virtual std::string train(const std::vector<std::string>& sentences,
-                            const std::unordered_map<std::string, std::string>& args,
-                            std::string* serialized) = 0;
+                            const std::unordered_map<std::string, std::string>& args, std::string* serialized) = 0;
   virtual std::string load(const std::string& serialized) = 0;
   virtual std::vector<std::string> encode_pieces(std::string_view text) const = 0;
   virtual std::vector<int> encode_ids(std::string_view text) const = 0;

@@ -23,8 +23,7 @@ class VectorSentenceIterator : public sentencepiece::SentenceIterator {
 
 class SentencePieceBackend final : public SpmBackend {
  public:
-  std::string train(const std::vector<std::string>& sentences,
-                    const std::unordered_map<std::string, std::string>& args,
+  std::string train(const std::vector<std::string>& sentences, const std::unordered_map<std::string, std::string>& args,
                     std::string* serialized) override {
     VectorSentenceIterator iterator(sentences);
     const auto status = sentencepiece::SentencePieceTrainer::Train(args, &iterator, serialized);

@@ -23,8 +23,7 @@ struct TokenOptions {
 class TitleTokenizer {
  public:
   // subword may be null; it must outlive the tokenizer.
-  TitleTokenizer(TokenOptions options, const SubwordTokenizer* subword)
-      : options_(options), subword_(subword) {}
+  TitleTokenizer(TokenOptions options, const SubwordTokenizer* subword) : options_(options), subword_(subword) {}
   void tokens(std::string_view raw_title, std::vector<std::string>& out) const;
 
  private:

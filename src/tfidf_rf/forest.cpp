@@ -23,12 +23,10 @@ std::uint64_t tree_seed(std::uint64_t seed, std::size_t tree) {
   return splitmix64(t);
 }
 
-void check_input(const CsrMatrix& x, const std::vector<int>& y, int num_classes,
-                 const ForestOptions& o) {
+void check_input(const CsrMatrix& x, const std::vector<int>& y, int num_classes, const ForestOptions& o) {
   if (x.rows() == 0) throw std::invalid_argument("random forest: no training rows");
   if (y.size() != x.rows()) throw std::invalid_argument("random forest: label count != row count");
-  if (num_classes < 1 || o.n_trees < 1 || o.min_samples_leaf < 1 || o.features_per_split < 1 ||
-      o.max_depth < 0) {
+  if (num_classes < 1 || o.n_trees < 1 || o.min_samples_leaf < 1 || o.features_per_split < 1 || o.max_depth < 0) {
     throw std::invalid_argument("random forest: invalid options");
   }
   for (int label : y) {

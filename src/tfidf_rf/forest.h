@@ -40,9 +40,9 @@ namespace newscls::tfidf_rf {
 
 struct ForestOptions {
   int n_trees = 100;
-  int max_depth = 0;            // 0: grow until pure
-  int min_samples_leaf = 1;     // counted in bootstrap draws
-  int features_per_split = 1;   // candidate features drawn per node
+  int max_depth = 0;           // 0: grow until pure
+  int min_samples_leaf = 1;    // counted in bootstrap draws
+  int features_per_split = 1;  // candidate features drawn per node
   bool bootstrap = true;
   std::uint64_t seed = 1;
   int threads = 1;
@@ -60,16 +60,14 @@ class RandomForest {
 
   // x has only positive stored values; y holds labels in [0, num_classes).
   // Throws std::invalid_argument on inconsistent input; InterruptedError on a signal.
-  static RandomForest fit(const CsrMatrix& x, const std::vector<int>& y, int num_classes,
-                          const ForestOptions& options, const TreeDone& tree_done);
+  static RandomForest fit(const CsrMatrix& x, const std::vector<int>& y, int num_classes, const ForestOptions& options,
+                          const TreeDone& tree_done);
 
   int num_classes() const { return num_classes_; }
   std::size_t num_features() const { return num_features_; }
   std::size_t num_trees() const { return tree_roots_.size(); }
   std::size_t num_nodes() const { return num_nodes_; }
-  std::size_t num_distributions() const {
-    return distributions_.size() / static_cast<std::size_t>(num_classes_);
-  }
+  std::size_t num_distributions() const { return distributions_.size() / static_cast<std::size_t>(num_classes_); }
 
   // probs: num_classes() floats. Features beyond num_features() read as absent.
   void predict_proba(const SparseRow& row, float* probs) const;

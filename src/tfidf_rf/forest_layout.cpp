@@ -10,8 +10,8 @@ namespace newscls::tfidf_rf {
 
 // Rewrites a grown tree (nodes[0] is the root; child indices are offset by base) in
 // preorder. False when a node is reached twice, which only a corrupt file can cause.
-bool to_preorder(const GrownNode* nodes, std::size_t n, std::size_t base, const float* leaf_probs,
-                 std::size_t k, CompactTree& out) {
+bool to_preorder(const GrownNode* nodes, std::size_t n, std::size_t base, const float* leaf_probs, std::size_t k,
+                 CompactTree& out) {
   DistributionTable table(k);
   out.nodes.clear();
   std::vector<std::uint8_t> seen(n, 0);
@@ -59,8 +59,8 @@ NodeStream to_node_stream(const std::vector<std::uint32_t>& roots, const std::ve
     }
     std::uint32_t threshold_bits;
     std::memcpy(&threshold_bits, &n.threshold, 4);
-    out.words.insert(out.words.end(), {static_cast<std::uint32_t>(n.feature), threshold_bits,
-                                       start[static_cast<std::size_t>(n.next)]});
+    out.words.insert(out.words.end(),
+                     {static_cast<std::uint32_t>(n.feature), threshold_bits, start[static_cast<std::size_t>(n.next)]});
   }
   for (std::uint32_t root : roots) out.roots.push_back(start[root]);
   return out;
@@ -108,9 +108,7 @@ class StreamChecker {
     if (!(threshold >= 0)) throw bad_node(w, t, "has a negative threshold");
   }
 
-  ModelFormatError corrupt(const std::string& what) const {
-    return ModelFormatError(path_, "corrupt forest: " + what);
-  }
+  ModelFormatError corrupt(const std::string& what) const { return ModelFormatError(path_, "corrupt forest: " + what); }
   ModelFormatError incomplete(std::size_t t) const { return corrupt("tree " + std::to_string(t) + " is incomplete"); }
   ModelFormatError bad_node(std::size_t w, std::size_t t, const std::string& what) const {
     return corrupt("node at word " + std::to_string(w) + " of tree " + std::to_string(t) + " " + what);
@@ -134,8 +132,8 @@ std::size_t check_node_stream(const std::uint32_t* roots, std::size_t n_trees, c
   for (std::size_t t = 0; t < n_trees; ++t) {
     const std::size_t end = t + 1 < n_trees ? roots[t + 1] : n_words;
     if (roots[t] >= end || end > n_words) {
-      throw ModelFormatError(path, "corrupt forest: tree " + std::to_string(t) +
-                                       " is empty, out of order or past the nodes");
+      throw ModelFormatError(path,
+                             "corrupt forest: tree " + std::to_string(t) + " is empty, out of order or past the nodes");
     }
     nodes += checker.check_tree(t, roots[t], end);
   }

@@ -58,8 +58,8 @@ struct CompactTree {
 
 // Rewrites a grown tree (nodes[0] is the root; child indices are offset by base) in
 // preorder. False when a node is reached twice, which only a corrupt file can cause.
-bool to_preorder(const GrownNode* nodes, std::size_t n, std::size_t base, const float* leaf_probs,
-                 std::size_t k, CompactTree& out);
+bool to_preorder(const GrownNode* nodes, std::size_t n, std::size_t base, const float* leaf_probs, std::size_t k,
+                 CompactTree& out);
 
 // Concatenates compact trees in order, merging their distribution tables into one.
 struct ForestAssembler {

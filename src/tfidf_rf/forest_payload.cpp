@@ -38,8 +38,7 @@ void read_header(PayloadReader& r, int& num_classes, std::size_t& num_features) 
 }
 
 // End of tree t's nodes, after checking that the tree is non-empty and in order.
-std::size_t tree_end(const std::vector<std::uint32_t>& roots, std::size_t t, std::size_t n,
-                     const PayloadReader& r) {
+std::size_t tree_end(const std::vector<std::uint32_t>& roots, std::size_t t, std::size_t n, const PayloadReader& r) {
   const std::size_t end = t + 1 < roots.size() ? roots[t + 1] : n;
   if (roots[t] >= end || end > n) {
     throw corrupt(r, "tree " + std::to_string(t) + " is empty, out of order or past the nodes");
@@ -63,8 +62,8 @@ void check_sizes(const PayloadReader& r, const std::vector<std::uint32_t>& roots
 // walk reaches it.
 class NodeDecoder {
  public:
-  NodeDecoder(const PayloadReader& r, const std::vector<std::int32_t>& codes,
-              const std::vector<float>& thresholds, std::size_t n_dists, std::size_t n_features)
+  NodeDecoder(const PayloadReader& r, const std::vector<std::int32_t>& codes, const std::vector<float>& thresholds,
+              std::size_t n_dists, std::size_t n_features)
       : r_(r), codes_(codes), thresholds_(thresholds), n_dists_(n_dists), n_features_(n_features) {
     words_.reserve(codes.size() + 2 * thresholds.size());
   }
@@ -212,11 +211,12 @@ RandomForest RandomForest::load_v1(PayloadReader& r) {
     for (std::size_t i = begin; i < end; ++i) {
       const std::int32_t feature = features[i], child = children[i];
       const bool ok = feature < 0
-          ? child >= 0 && static_cast<std::size_t>(child) < leaves
-          : static_cast<std::size_t>(feature) < f.num_features_ && child > 0 && static_cast<std::size_t>(child) > i &&
-                static_cast<std::size_t>(child) + 1 < end;
+                          ? child >= 0 && static_cast<std::size_t>(child) < leaves
+                          : static_cast<std::size_t>(feature) < f.num_features_ && child > 0 &&
+                                static_cast<std::size_t>(child) > i && static_cast<std::size_t>(child) + 1 < end;
       if (!ok) throw corrupt(r, "node " + std::to_string(i) + " points outside its tree");
-      if (feature >= 0 && thresholds[i] < 0) throw corrupt(r, "node " + std::to_string(i) + " has a negative threshold");
+      if (feature >= 0 && thresholds[i] < 0)
+        throw corrupt(r, "node " + std::to_string(i) + " has a negative threshold");
     }
     if (!to_preorder(grown.data() + begin, end - begin, begin, leaf_probs.data(), k, tree)) {
       throw corrupt(r, "tree " + std::to_string(t) + " reaches a node twice");

@@ -8,9 +8,7 @@
 
 namespace newscls::tfidf_rf {
 
-void RandomForest::predict_proba(const SparseRow& row, float* probs) const {
-  predict_proba_batch(&row, 1, probs);
-}
+void RandomForest::predict_proba(const SparseRow& row, float* probs) const { predict_proba_batch(&row, 1, probs); }
 
 namespace {
 
@@ -66,7 +64,7 @@ class RowTables {
 
   std::vector<std::size_t> offset_;  // row r's slots: [offset_[r], offset_[r+1])
   std::vector<std::uint64_t> signature_;
-  std::vector<std::int32_t> keys_;   // -1: empty
+  std::vector<std::int32_t> keys_;  // -1: empty
   std::vector<float> values_;
 };
 
@@ -84,8 +82,7 @@ bool is_split(const std::uint32_t* node) { return static_cast<std::int32_t>(node
 
 }  // namespace
 
-void RandomForest::predict_proba_batch(const SparseRow* rows, std::size_t n_rows,
-                                       float* probs) const {
+void RandomForest::predict_proba_batch(const SparseRow* rows, std::size_t n_rows, float* probs) const {
   const auto k = static_cast<std::size_t>(num_classes_);
   std::fill(probs, probs + n_rows * k, 0.0f);
   const RowTables tables(rows, n_rows);

@@ -44,8 +44,7 @@ void TfidfVectorizer::finish_fit() {
       if (counts_[a].total != counts_[b].total) return counts_[a].total > counts_[b].total;
       return terms[a] < terms[b];
     };
-    std::nth_element(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(cap), kept.end(),
-                     more_frequent);
+    std::nth_element(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(cap), kept.end(), more_frequent);
     kept.resize(cap);
   }
   std::sort(kept.begin(), kept.end(), [&](std::size_t a, std::size_t b) { return terms[a] < terms[b]; });

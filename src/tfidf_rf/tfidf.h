@@ -58,8 +58,7 @@ class TfidfVectorizer {
   std::int32_t index_of(const std::string& term) const;
 
   // Thread-safe after fitting; ids is scratch space the caller may reuse.
-  void transform(const std::vector<std::string>& doc_tokens, SparseRow& row,
-                 std::vector<std::int32_t>& ids) const;
+  void transform(const std::vector<std::string>& doc_tokens, SparseRow& row, std::vector<std::int32_t>& ids) const;
   void transform(const std::vector<std::string>& doc_tokens, SparseRow& row) const;
 
  private:

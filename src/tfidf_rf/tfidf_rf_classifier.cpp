@@ -32,7 +32,6 @@ constexpr const char* kSubwordPayload = "subword.bin";
 constexpr std::size_t kChunk = 8192;
 constexpr std::size_t kMinPerThread = 64;  // fewer titles are not worth a thread
 
-
 class TfidfRfClassifier : public Classifier {
  public:
   TfidfRfClassifier() { configure(default_config()); }
@@ -56,9 +55,7 @@ class TfidfRfClassifier : public Classifier {
   void load(const Bundle& bundle) override;
 
  private:
-  TitleTokenizer tokenizer() const {
-    return TitleTokenizer(settings_.tokens, subword_ ? &*subword_ : nullptr);
-  }
+  TitleTokenizer tokenizer() const { return TitleTokenizer(settings_.tokens, subword_ ? &*subword_ : nullptr); }
   CsrMatrix vectorize(const std::vector<std::string>& titles) const;
   // The steps of train: SentencePiece pieces (when enabled), the vocabulary, the forest.
   void fit_subword(const std::vector<std::string>& titles);
@@ -81,9 +78,12 @@ void TfidfRfClassifier::fit_vocabulary(const std::vector<std::string>& titles) {
   for (std::size_t start = 0; start < titles.size(); start += kChunk) {
     const std::size_t n = std::min(kChunk, titles.size() - start);
     chunk.resize(n);
-    parallel_for(n, threads_, [&](std::size_t a, std::size_t b, int) {
-      for (std::size_t i = a; i < b; ++i) tok.tokens(titles[start + i], chunk[i]);
-    }, kMinPerThread);
+    parallel_for(
+        n, threads_,
+        [&](std::size_t a, std::size_t b, int) {
+          for (std::size_t i = a; i < b; ++i) tok.tokens(titles[start + i], chunk[i]);
+        },
+        kMinPerThread);
     for (const auto& doc : chunk) vectorizer.count(doc);
   }
   vectorizer.finish_fit();
@@ -93,15 +93,18 @@ void TfidfRfClassifier::fit_vocabulary(const std::vector<std::string>& titles) {
 CsrMatrix TfidfRfClassifier::vectorize(const std::vector<std::string>& titles) const {
   std::vector<SparseRow> rows(titles.size());
   const TitleTokenizer tok = tokenizer();
-  parallel_for(titles.size(), threads_, [&](std::size_t a, std::size_t b, int) {
-    std::vector<std::string> tokens;
-    std::vector<std::int32_t> ids;
-    for (std::size_t i = a; i < b; ++i) {
-      tok.tokens(titles[i], tokens);
-      vectorizer_->transform(tokens, rows[i], ids);
-      rows[i].shrink_to_fit();
-    }
-  }, kMinPerThread);
+  parallel_for(
+      titles.size(), threads_,
+      [&](std::size_t a, std::size_t b, int) {
+        std::vector<std::string> tokens;
+        std::vector<std::int32_t> ids;
+        for (std::size_t i = a; i < b; ++i) {
+          tok.tokens(titles[i], tokens);
+          vectorizer_->transform(tokens, rows[i], ids);
+          rows[i].shrink_to_fit();
+        }
+      },
+      kMinPerThread);
   CsrMatrix x;
   x.cols = vectorizer_->num_features();
   std::size_t nnz = 0;
@@ -136,8 +139,7 @@ ForestOptions TfidfRfClassifier::forest_options(std::size_t n_features, std::uin
   return fo;
 }
 
-void TfidfRfClassifier::fit_forest(const CsrMatrix& x, const Dataset& data, int num_classes,
-                                   const ForestOptions& fo) {
+void TfidfRfClassifier::fit_forest(const CsrMatrix& x, const Dataset& data, int num_classes, const ForestOptions& fo) {
   Progress bar("forest", static_cast<std::size_t>(fo.n_trees));
   std::mutex bar_mutex;
   try {
@@ -171,16 +173,16 @@ nlohmann::json TfidfRfClassifier::train(const TrainContext& ctx) {
   }
   const double vectorise_seconds = watch.seconds();
   const double nnz_per_title = static_cast<double>(x.nnz()) / static_cast<double>(x.rows());
-  spdlog::info("tfidf-rf: {} titles, {} features, {:.1f} non-zeros per title, vectorised in {:.2f} s",
-               x.rows(), x.cols, nnz_per_title, vectorise_seconds);
+  spdlog::info("tfidf-rf: {} titles, {} features, {:.1f} non-zeros per title, vectorised in {:.2f} s", x.rows(), x.cols,
+               nnz_per_title, vectorise_seconds);
 
   const ForestOptions fo = forest_options(x.cols, ctx.seed);
   const Stopwatch fit_watch;
   fit_forest(x, data, ctx.labels->size(), fo);
   const double fit_seconds = fit_watch.seconds();
   const double train_seconds = watch.seconds();
-  spdlog::info("tfidf-rf: {} trees fitted in {:.2f} s ({} features per split)", fo.n_trees,
-               fit_seconds, fo.features_per_split);
+  spdlog::info("tfidf-rf: {} trees fitted in {:.2f} s ({} features per split)", fo.n_trees, fit_seconds,
+               fo.features_per_split);
   return {{"vectorise_seconds", vectorise_seconds},
           {"subword_seconds", subword_seconds},
           {"fit_seconds", fit_seconds},
@@ -199,21 +201,24 @@ std::vector<Prediction> TfidfRfClassifier::predict_batch(const std::vector<std::
   std::vector<Prediction> out(titles.size());
   const int k = forest_->num_classes();
   const TitleTokenizer tok = tokenizer();
-  parallel_for(titles.size(), threads_, [&](std::size_t a, std::size_t b, int) {
-    std::vector<std::string> tokens;
-    std::vector<std::int32_t> ids;
-    std::vector<SparseRow> rows(b - a);
-    for (std::size_t i = a; i < b; ++i) {
-      tok.tokens(titles[i], tokens);
-      vectorizer_->transform(tokens, rows[i - a], ids);
-    }
-    std::vector<float> probs((b - a) * static_cast<std::size_t>(k));
-    forest_->predict_proba_batch(rows.data(), rows.size(), probs.data());
-    for (std::size_t i = a; i < b; ++i) {
-      const float* row_probs = probs.data() + (i - a) * static_cast<std::size_t>(k);
-      out[i] = prediction_from_probs(std::vector<float>(row_probs, row_probs + k));
-    }
-  }, kMinPerThread);
+  parallel_for(
+      titles.size(), threads_,
+      [&](std::size_t a, std::size_t b, int) {
+        std::vector<std::string> tokens;
+        std::vector<std::int32_t> ids;
+        std::vector<SparseRow> rows(b - a);
+        for (std::size_t i = a; i < b; ++i) {
+          tok.tokens(titles[i], tokens);
+          vectorizer_->transform(tokens, rows[i - a], ids);
+        }
+        std::vector<float> probs((b - a) * static_cast<std::size_t>(k));
+        forest_->predict_proba_batch(rows.data(), rows.size(), probs.data());
+        for (std::size_t i = a; i < b; ++i) {
+          const float* row_probs = probs.data() + (i - a) * static_cast<std::size_t>(k);
+          out[i] = prediction_from_probs(std::vector<float>(row_probs, row_probs + k));
+        }
+      },
+      kMinPerThread);
   return out;
 }
 

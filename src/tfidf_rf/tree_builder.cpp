@@ -66,8 +66,7 @@ void TreeBuilder::draw_samples(Rng& rng) {
   }
 }
 
-void TreeBuilder::class_counts(std::size_t begin, std::size_t end,
-                               std::vector<std::int64_t>& counts) const {
+void TreeBuilder::class_counts(std::size_t begin, std::size_t end, std::vector<std::int64_t>& counts) const {
   counts.assign(static_cast<std::size_t>(k_), 0);
   for (std::size_t i = begin; i < end; ++i) {
     const std::int32_t s = samples_[i];
@@ -75,8 +74,7 @@ void TreeBuilder::class_counts(std::size_t begin, std::size_t end,
   }
 }
 
-void TreeBuilder::make_leaf(std::int32_t node, const std::vector<std::int64_t>& counts,
-                            std::int64_t total) {
+void TreeBuilder::make_leaf(std::int32_t node, const std::vector<std::int64_t>& counts, std::int64_t total) {
   const auto leaf = static_cast<std::int32_t>(tree_.leaf_probs.size() / static_cast<std::size_t>(k_));
   for (std::int64_t c : counts) {
     tree_.leaf_probs.push_back(static_cast<float>(static_cast<double>(c) / static_cast<double>(total)));
@@ -206,7 +204,7 @@ std::int32_t TreeBuilder::gather_feature(std::int32_t feature, std::size_t begin
 }
 
 TreeBuilder::Split TreeBuilder::evaluate(std::int32_t slot, const std::vector<std::int64_t>& counts,
-                            std::int64_t total) {
+                                         std::int64_t total) {
   Entry* first = grouped_.data() + slot_start_[static_cast<std::size_t>(slot)];
   Entry* last = grouped_.data() + slot_start_[static_cast<std::size_t>(slot) + 1];
   right_.assign(static_cast<std::size_t>(k_), 0);
@@ -257,8 +255,8 @@ TreeBuilder::Split TreeBuilder::evaluate(std::int32_t slot, const std::vector<st
   return best;
 }
 
-TreeBuilder::Split TreeBuilder::find_split(std::size_t begin, std::size_t end,
-                              const std::vector<std::int64_t>& counts, std::int64_t total, Rng& rng) {
+TreeBuilder::Split TreeBuilder::find_split(std::size_t begin, std::size_t end, const std::vector<std::int64_t>& counts,
+                                           std::int64_t total, Rng& rng) {
   draw_candidates(rng);
   const double row_cost = static_cast<double>(end - begin) * mean_row_nnz_;
   const bool by_columns = forced_walk_ == 2 || (forced_walk_ == 0 && row_cost > static_cast<double>(candidates_nnz_));
@@ -288,7 +286,7 @@ TreeBuilder::Split TreeBuilder::find_split(std::size_t begin, std::size_t end,
 // A min-heap on (hash, feature) pops them one by one, so a node pays for the features it
 // tries, not for sorting all of them, and the order does not depend on how they were gathered.
 TreeBuilder::Split TreeBuilder::fallback_split(std::size_t begin, std::size_t end,
-                                  const std::vector<std::int64_t>& counts, std::int64_t total, Rng& rng) {
+                                               const std::vector<std::int64_t>& counts, std::int64_t total, Rng& rng) {
   const std::uint64_t order_salt = rng.next();
   const auto light = static_cast<std::uint16_t>(std::min(options_.min_samples_leaf, 0xFFFF));
   fallback_.clear();

@@ -44,8 +44,16 @@ class TreeBuilder {
  public:
   TreeBuilder(const CsrMatrix& x, const CscMatrix& csc, const std::vector<int>& y, int num_classes,
               const ForestOptions& o)
-      : x_(x), csc_(csc), y_(y), k_(num_classes), options_(o),
-        slot_of_(x.cols, -1), other_weight_(x.cols, 0), goes_right_(x.rows(), 0), stamp_(x.rows(), 0), weight_(x.rows(), 0) {
+      : x_(x),
+        csc_(csc),
+        y_(y),
+        k_(num_classes),
+        options_(o),
+        slot_of_(x.cols, -1),
+        other_weight_(x.cols, 0),
+        goes_right_(x.rows(), 0),
+        stamp_(x.rows(), 0),
+        weight_(x.rows(), 0) {
     all_candidates_ = static_cast<std::size_t>(o.features_per_split) >= x.cols;
     candidate_bits_.assign((x.cols + 63) / 64, 0);
     if (all_candidates_) {  // drawn once: every feature, for the column walk
@@ -101,11 +109,11 @@ class TreeBuilder {
     w = static_cast<std::uint16_t>(std::min<std::uint32_t>(w + weight, 0xFFFF));
   }
   std::int32_t gather_feature(std::int32_t feature, std::size_t begin, std::size_t end);
-  Split fallback_split(std::size_t begin, std::size_t end, const std::vector<std::int64_t>& counts,
-                       std::int64_t total, Rng& rng);
+  Split fallback_split(std::size_t begin, std::size_t end, const std::vector<std::int64_t>& counts, std::int64_t total,
+                       Rng& rng);
   Split evaluate(std::int32_t slot, const std::vector<std::int64_t>& counts, std::int64_t total);
-  Split find_split(std::size_t begin, std::size_t end, const std::vector<std::int64_t>& counts,
-                   std::int64_t total, Rng& rng);
+  Split find_split(std::size_t begin, std::size_t end, const std::vector<std::int64_t>& counts, std::int64_t total,
+                   Rng& rng);
   std::size_t partition(std::size_t begin, std::size_t end, const Split& split);
 
   const CsrMatrix& x_;
@@ -120,10 +128,10 @@ class TreeBuilder {
   std::vector<std::uint64_t> candidate_bits_;
   std::vector<std::int32_t> candidates_;  // ascending
   std::size_t candidates_nnz_ = 0;        // their columns' total length
-  int forced_walk_ = 0;  // 0 cheapest, 1 rows, 2 columns
+  int forced_walk_ = 0;                   // 0 cheapest, 1 rows, 2 columns
 
   std::vector<std::int32_t> slot_of_;
-  std::vector<std::int32_t> used_;       // feature of each slot
+  std::vector<std::int32_t> used_;  // feature of each slot
   std::vector<Gathered> gathered_;
   std::vector<std::size_t> slot_start_;  // grouped_[slot_start_[s] .. slot_start_[s+1])
   std::vector<std::size_t> cursor_;
@@ -132,9 +140,9 @@ class TreeBuilder {
   // Per feature, the weight of the node's non-candidates, saturating: it is only compared with
   // min_samples_leaf, and 2 bytes a feature keep the walk's random accesses in cache.
   std::vector<std::uint16_t> other_weight_;
-  std::vector<std::int32_t> others_;        // the features with other_weight_ > 0
+  std::vector<std::int32_t> others_;  // the features with other_weight_ > 0
   std::vector<std::uint8_t> goes_right_;
-  std::vector<std::uint32_t> stamp_;     // == stamp_now_ for the samples of the current node
+  std::vector<std::uint32_t> stamp_;  // == stamp_now_ for the samples of the current node
   std::uint32_t stamp_now_ = 0;
   std::vector<std::uint32_t> weight_;
   std::vector<std::int32_t> samples_;

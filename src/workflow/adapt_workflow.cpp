@@ -71,7 +71,8 @@ std::vector<std::string> member_bundles(const std::string& dir) {
 TrainOutcome adapt_members(const AdaptRequest& request, const Family& family, const Manifest& manifest) {
   const std::vector<std::string> members = member_bundles(request.model_dir);
   std::vector<bool> adaptable;
-  for (const std::string& dir : members) adaptable.push_back(why_not_adaptable(Bundle::open(dir).manifest().family).empty());
+  for (const std::string& dir : members)
+    adaptable.push_back(why_not_adaptable(Bundle::open(dir).manifest().family).empty());
   const fs::path parent = fs::absolute(request.out_dir).parent_path();
   const StagingFolder staging(parent.string(), ".adapt-members");
   std::vector<std::string> adapted;
@@ -102,8 +103,9 @@ TrainOutcome adapt_members(const AdaptRequest& request, const Family& family, co
   train.seed = request.seed;
   train.threads = request.threads;
   train.skip_bad_lines = request.skip_bad_lines;
-  train.extra_facts = {{"adaptation", {{"method", "members adapted (co-training)"}, {"source_bundle", request.model_dir},
-                                       {"members", facts}}}};
+  train.extra_facts = {
+      {"adaptation",
+       {{"method", "members adapted (co-training)"}, {"source_bundle", request.model_dir}, {"members", facts}}}};
   return train_model(train);
 }
 
@@ -129,8 +131,9 @@ nlohmann::json learn_answers(const AdaptRequest& request, const Feed& feed, Spli
   const std::size_t none = answers.count(kNoneAnswer), skipped = answers.count(kSkippedAnswer);
   const std::size_t in_class = answers.answers.size() - none - skipped;
   if (in_class + none == 0) {
-    throw DataError(request.label_files.back(), 0, "the --labels files hold no answer, only skipped titles: fill in "
-                                                   "their label column (a class name or none)");
+    throw DataError(request.label_files.back(), 0,
+                    "the --labels files hold no answer, only skipped titles: fill in "
+                    "their label column (a class name or none)");
   }
   for (const Answer& a : answers.answers) {
     if (a.label < 0) continue;
@@ -141,8 +144,10 @@ nlohmann::json learn_answers(const AdaptRequest& request, const Feed& feed, Spli
     }
   }
   if (none > 0) {
-    spdlog::warn("{} answers 'none' (fits no class) are counted, not learnt yet: the model still names a class for "
-                 "such titles", none);
+    spdlog::warn(
+        "{} answers 'none' (fits no class) are counted, not learnt yet: the model still names a class for "
+        "such titles",
+        none);
   }
   spdlog::info("learning from {} answered titles ({} copies each)", in_class, request.answer_copies);
   nlohmann::json facts = answers.facts(splits.labels);
@@ -160,7 +165,8 @@ bool any_round_trained(const nlohmann::json& rounds) {
 std::string why_not_adaptable(const std::string& name) {
   const Family& family = find_family(name);
   if (family.pays_per_prediction()) {
-    return "a '" + name + "' model learns nothing from titles (it is asked, not trained); adapt the local models, "
+    return "a '" + name +
+           "' model learns nothing from titles (it is asked, not trained); adapt the local models, "
            "or use it as --teacher";
   }
   return "";
@@ -173,11 +179,14 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   const Bundle bundle = Bundle::open(request.model_dir);
   const Manifest& manifest = bundle.manifest();
   const Family& family = find_family(manifest.family);
-  if (const std::string why = why_not_adaptable(family.name()); !why.empty()) throw UsageError(request.model_dir + ": " + why);
+  if (const std::string why = why_not_adaptable(family.name()); !why.empty())
+    throw UsageError(request.model_dir + ": " + why);
   if (family.calibrated_by_members()) {
     if (!request.overrides.empty()) {
-      throw UsageError("--set: a " + family.name() + " bundle's members each have their own settings; adapt a member "
-                       "with --set, then train the " + family.name() + " from the adapted members");
+      throw UsageError("--set: a " + family.name() +
+                       " bundle's members each have their own settings; adapt a member "
+                       "with --set, then train the " +
+                       family.name() + " from the adapted members");
     }
     return adapt_members(request, family, manifest);
   }
@@ -190,7 +199,8 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   const int threads = given_thread_count(request.threads);
   FeedTraining feed;
   feed.feed = read_training_feed(request.unlabeled, request.self_training, request.seed, request.skip_bad_lines);
-  const nlohmann::json answers = request.label_files.empty() ? nlohmann::json() : learn_answers(request, feed.feed, splits);
+  const nlohmann::json answers =
+      request.label_files.empty() ? nlohmann::json() : learn_answers(request, feed.feed, splits);
   if (family.pretrains() && request.self_training.pretrain) {
     pretrain_on_feed(feed, family, config, splits, request.out_dir, request.model_dir, request.seed, threads);
   }
@@ -206,8 +216,8 @@ TrainOutcome adapt_model(const AdaptRequest& request) {
   const CalibrateSetting calibrate = CalibrateSetting::kAuto;
   const RoundTrainer train_round{manifest.family, config, ctx, calibrate, &splits};
 
-  TrainedModel trained{load_classifier(bundle), manifest.training, manifest.family, request.out_dir,
-                       splits.data_sha256, request.seed};
+  TrainedModel trained{load_classifier(bundle), manifest.training,  manifest.family,
+                       request.out_dir,         splits.data_sha256, request.seed};
   trained.model->set_threads(threads);
   const SelfTraining settings = request.self_training.for_family(manifest.family);
   const nlohmann::json rounds = run_rounds(trained, train_round, feed.feed.titles, request.teacher_dirs, settings);

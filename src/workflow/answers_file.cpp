@@ -29,8 +29,9 @@ int answer_label(const std::string& path, const RawRecord& r, const LabelSet& la
   if (r.label == kNoneWord) return kNoneAnswer;
   const int id = labels.id_of(r.label);
   if (id < 0) {
-    throw DataError(path, r.line, "answer '" + quoted_for_message(r.label, 40) + "' is neither a class (" +
-                                      class_names(labels) + ") nor none (fits no class); leave it empty to skip the title");
+    throw DataError(path, r.line,
+                    "answer '" + quoted_for_message(r.label, 40) + "' is neither a class (" + class_names(labels) +
+                        ") nor none (fits no class); leave it empty to skip the title");
   }
   return id;
 }
@@ -71,7 +72,8 @@ AnswerSet read_answer_files(const std::vector<std::string>& paths, const FormatO
     for (RawRecord r; reader.next(r);) {
       Answer answer{r.text, answer_label(path, r, labels), path, r.line};
       if (feed_titles.count(answer.title) == 0) {
-        throw DataError(path, r.line, "title '" + quoted_for_message(answer.title, 60) + "' is not in the feed (--unlabeled)");
+        throw DataError(path, r.line,
+                        "title '" + quoted_for_message(answer.title, 60) + "' is not in the feed (--unlabeled)");
       }
       ++rows;
       answered += answer.label != kSkippedAnswer;
@@ -82,8 +84,10 @@ AnswerSet read_answer_files(const std::vector<std::string>& paths, const FormatO
         set.answers[it->second] = std::move(answer);  // the last answer counts
       }
     }
-    if (rows == 0) throw DataError(path, 0, "holds no answer rows (an answer file is what `newscls ask` writes, labelled)");
-    if (answered == 0) spdlog::warn("{}: all {} answers are empty (skipped titles): nothing to learn from it", path, rows);
+    if (rows == 0)
+      throw DataError(path, 0, "holds no answer rows (an answer file is what `newscls ask` writes, labelled)");
+    if (answered == 0)
+      spdlog::warn("{}: all {} answers are empty (skipped titles): nothing to learn from it", path, rows);
     set.files.push_back({{"path", path}, {"sha256", sha256_file_hex(path)}, {"rows", rows}, {"answered", answered}});
   }
   return set;

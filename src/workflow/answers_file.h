@@ -34,7 +34,7 @@ struct Answer {
 };
 
 struct AnswerSet {
-  std::vector<Answer> answers;  // one per title (its last answer), in the order first met
+  std::vector<Answer> answers;                     // one per title (its last answer), in the order first met
   nlohmann::json files = nlohmann::json::array();  // each file's path, sha256 and counts
   // The titles answered or skipped: `ask` asks none of them again.
   std::unordered_set<std::string> titles() const;

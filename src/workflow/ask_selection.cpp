@@ -44,7 +44,9 @@ int top_class(const std::vector<float>& probs) {
   return static_cast<int>(std::max_element(probs.begin(), probs.end()) - probs.begin());
 }
 
-bool by_score(const AskPick& a, const AskPick& b) { return a.score > b.score || (a.score == b.score && a.index < b.index); }
+bool by_score(const AskPick& a, const AskPick& b) {
+  return a.score > b.score || (a.score == b.score && a.index < b.index);
+}
 
 // Each predicted class's titles, best score first.
 std::map<int, std::vector<AskPick>> scored_by_class(const std::vector<std::vector<float>>& probs) {
@@ -117,7 +119,8 @@ std::vector<AskPick> pick_random(const std::vector<std::vector<float>>& probs, s
   for (std::size_t k = 0; k < order.size() && picked.size() < budget; ++k) {
     std::swap(order[k], order[k + splitmix64(state) % (order.size() - k)]);
     const std::vector<float>& p = probs[order[k]];
-    picked.push_back({order[k], p.empty() ? -1 : top_class(p), p.empty() ? 0.0 : *std::max_element(p.begin(), p.end())});
+    picked.push_back(
+        {order[k], p.empty() ? -1 : top_class(p), p.empty() ? 0.0 : *std::max_element(p.begin(), p.end())});
   }
   return picked;
 }

@@ -32,7 +32,8 @@ constexpr const char* kHeader = "title,label,suggested,score";
 void check_out(const AskRequest& r) {
   if (written_in_place(r.out)) return;
   refuse_folder_spelling("--out", r.out);
-  if (std::error_code ec; fs::is_directory(r.out, ec)) throw UsageError("--out " + r.out + " is a folder: name the CSV file to write");
+  if (std::error_code ec; fs::is_directory(r.out, ec))
+    throw UsageError("--out " + r.out + " is a folder: name the CSV file to write");
   if (is_bundle_file(r.out)) throw UsageError("--out " + r.out + " is a file of a model bundle; name another file");
   refuse_output_over_input(r.out, r.unlabeled);
   for (const std::string& answers : r.label_files) {
@@ -49,8 +50,8 @@ void check_out(const AskRequest& r) {
 }
 
 void check_budget(std::size_t budget, std::size_t unanswered, std::size_t feed_titles) {
-  const std::string counts = std::to_string(unanswered) + " distinct titles not yet answered (of " +
-                             std::to_string(feed_titles) + ")";
+  const std::string counts =
+      std::to_string(unanswered) + " distinct titles not yet answered (of " + std::to_string(feed_titles) + ")";
   if (budget == 0) throw UsageError("--budget 0: ask for at least one title; the feed holds " + counts);
   if (budget > unanswered) {
     throw UsageError("--budget " + std::to_string(budget) + " is more than the feed's " + counts);
@@ -77,7 +78,8 @@ const std::vector<std::string>& ask_strategy_names() {
 }
 
 AskOutcome run_ask(const AskRequest& r) {
-  if (r.strategy != "active" && r.strategy != "random") throw UsageError("--strategy " + r.strategy + ": expected active or random");
+  if (r.strategy != "active" && r.strategy != "random")
+    throw UsageError("--strategy " + r.strategy + ": expected active or random");
   check_out(r);
   const Bundle bundle = Bundle::open(r.model_dir);
   FeedOptions feed_options;
@@ -101,8 +103,8 @@ AskOutcome run_ask(const AskRequest& r) {
   const std::vector<AskPick> picks =
       r.strategy == "random" ? pick_random(probs, r.budget, r.seed) : pick_active(candidates, probs, r.budget);
   write_file_atomic(r.out, ask_csv(picks, candidates, labels.names));
-  spdlog::info("asked {} of the feed's {} titles not yet answered ({}): {}", picks.size(), candidates.size(), r.strategy,
-               r.out == "-" ? "standard output" : r.out);
+  spdlog::info("asked {} of the feed's {} titles not yet answered ({}): {}", picks.size(), candidates.size(),
+               r.strategy, r.out == "-" ? "standard output" : r.out);
   return {feed.titles.size(), feed.titles.size() - candidates.size(), picks.size()};
 }
 

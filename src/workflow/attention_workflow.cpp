@@ -35,8 +35,8 @@ void refuse_out_in_bundle(const std::string& out) {
   const fs::path outer = outermost_bundle(holder);
   std::error_code ec;
   if (fs::weakly_canonical(fs::absolute(out, ec), ec) == outer / "attention") return;
-  throw UsageError("attention --out " + out + " lies in the model bundle " + outer.string() + "; name a folder outside it, or " +
-                   (outer / "attention").string());
+  throw UsageError("attention --out " + out + " lies in the model bundle " + outer.string() +
+                   "; name a folder outside it, or " + (outer / "attention").string());
 }
 
 std::vector<std::string> read_titles(const std::string& input, std::size_t limit) {
@@ -52,7 +52,8 @@ std::vector<std::string> read_titles(const std::string& input, std::size_t limit
 std::size_t run_attention(const AttentionRequest& r) {
   const Bundle bundle = Bundle::open(r.model_dir);
   const Family& family = family_of_bundle(bundle);
-  if (!family.has_attention()) throw UsageError("model family '" + family.name() + "' has no attention weights to dump");
+  if (!family.has_attention())
+    throw UsageError("model family '" + family.name() + "' has no attention weights to dump");
   refuse_out_in_bundle(r.out_dir);
   auto model = load_classifier(bundle);
   model->set_threads(given_thread_count(r.threads));

@@ -25,25 +25,29 @@ LineIndex index_lines(const Dataset* data) {
 }
 
 // The row's title and given label, checked against the file's line.
-void check_row(const std::string& audit, const AuditRow& row, const Dataset& data, std::size_t k, const LabelSet& labels) {
+void check_row(const std::string& audit, const AuditRow& row, const Dataset& data, std::size_t k,
+               const LabelSet& labels) {
   const std::string where = data.path + ":" + std::to_string(row.line);
   if (audit_title(data.titles[k]) != row.title) {
-    throw DataError(audit, row.file_line, "title '" + quoted_for_message(row.title, 60) + "' is not the title of " + where +
-                                              " ('" + quoted_for_message(data.titles[k], 60) +
-                                              "'): the audit was made of another file or version of it");
+    throw DataError(audit, row.file_line,
+                    "title '" + quoted_for_message(row.title, 60) + "' is not the title of " + where + " ('" +
+                        quoted_for_message(data.titles[k], 60) +
+                        "'): the audit was made of another file or version of it");
   }
   if (label_id_of(labels, row.given) != data.labels[k]) {
-    throw DataError(audit, row.file_line, "given label '" + quoted_for_message(row.given, 40) + "', but " + where +
-                                              " is labelled '" + labels.names[static_cast<std::size_t>(data.labels[k])] +
-                                              "': the audit was made of other labels");
+    throw DataError(audit, row.file_line,
+                    "given label '" + quoted_for_message(row.given, 40) + "', but " + where + " is labelled '" +
+                        labels.names[static_cast<std::size_t>(data.labels[k])] +
+                        "': the audit was made of other labels");
   }
 }
 
 int suggested_class(const std::string& audit, const AuditRow& row, const LabelSet& labels) {
   const int id = label_id_of(labels, row.suggested);
   if (id < 0) {
-    throw DataError(audit, row.file_line, "suggested label '" + quoted_for_message(row.suggested, 40) + "' is none of the " +
-                                              std::to_string(labels.size()) + " classes");
+    throw DataError(audit, row.file_line,
+                    "suggested label '" + quoted_for_message(row.suggested, 40) + "' is none of the " +
+                        std::to_string(labels.size()) + " classes");
   }
   return id;
 }
@@ -74,25 +78,32 @@ nlohmann::json apply_audit(const AuditEdits& edits, const LabelSet& labels, Data
     const int suggested = edits.use == AuditUse::kRelabel ? suggested_class(edits.path, row, labels) : -1;
     if (const auto t = in_train.find(row.line); t != in_train.end()) {
       check_row(edits.path, row, train, t->second, labels);
-      if (edits.use == AuditUse::kExclude) dropped[t->second] = true;
-      else train.labels[t->second] = suggested;
+      if (edits.use == AuditUse::kExclude)
+        dropped[t->second] = true;
+      else
+        train.labels[t->second] = suggested;
       ++edited;
     } else if (const auto d = in_dev.find(row.line); d != in_dev.end()) {
       check_row(edits.path, row, *drawn_dev, d->second, labels);
       ++left_in_dev;
     } else {
       throw DataError(edits.path, row.file_line,
-                      "line " + std::to_string(row.line) + " of " + train.path + " holds no training title (a blank or "
+                      "line " + std::to_string(row.line) + " of " + train.path +
+                          " holds no training title (a blank or "
                           "skipped line, or past its end): the audit was made of another file");
     }
   }
   if (edits.use == AuditUse::kExclude) train = without(train, dropped);
   if (train.size() == 0) throw DataError(edits.path, 0, "it excludes every training title");
   const char* done = edits.use == AuditUse::kExclude ? "excluded" : "relabelled";
-  spdlog::info("{}: {} {} training titles{}", edits.path, done, edited,
-               left_in_dev > 0 ? fmt::format(" ({} flagged titles of the dev split left as they are)", left_in_dev) : "");
-  nlohmann::json facts = {{"file", edits.path}, {"sha256", sha256_file_hex(edits.path)}, {"use", use_name(edits.use)},
-                          {"rows", rows.size()}, {"left_in_dev", left_in_dev}};
+  spdlog::info(
+      "{}: {} {} training titles{}", edits.path, done, edited,
+      left_in_dev > 0 ? fmt::format(" ({} flagged titles of the dev split left as they are)", left_in_dev) : "");
+  nlohmann::json facts = {{"file", edits.path},
+                          {"sha256", sha256_file_hex(edits.path)},
+                          {"use", use_name(edits.use)},
+                          {"rows", rows.size()},
+                          {"left_in_dev", left_in_dev}};
   facts[done] = edited;
   return facts;
 }

@@ -37,8 +37,9 @@ void check_header(const std::string& path) {
   const std::vector<std::string> names = header_names(path);
   for (const char* column : {"line", "title", "given", "suggested"}) {
     if (std::find(names.begin(), names.end(), column) == names.end()) {
-      throw DataError(path, 1, std::string("not an audit file: no column '") + column +
-                                   "' in its header (newscls audit writes " + kHeader + ")");
+      throw DataError(path, 1,
+                      std::string("not an audit file: no column '") + column +
+                          "' in its header (newscls audit writes " + kHeader + ")");
     }
   }
 }
@@ -63,7 +64,8 @@ std::size_t line_number(const std::string& path, const RawRecord& r) {
   const std::string& s = r.text;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), line);
   if (ec != std::errc() || end != s.data() + s.size() || line == 0) {
-    throw DataError(path, r.line, "line '" + quoted_for_message(s, 40) + "' is not a line number (a whole number from 1)");
+    throw DataError(path, r.line,
+                    "line '" + quoted_for_message(s, 40) + "' is not a line number (a whole number from 1)");
   }
   return line;
 }
@@ -101,8 +103,9 @@ std::vector<AuditRow> read_audit_file(const std::string& path) {
     row.file_line = titles[k].line;
     row.line = line_number(path, lines[k]);
     if (const auto [it, fresh] = seen.emplace(row.line, row.file_line); !fresh) {
-      throw DataError(path, row.file_line, "line " + std::to_string(row.line) + " is listed twice (also on line " +
-                                               std::to_string(it->second) + ")");
+      throw DataError(
+          path, row.file_line,
+          "line " + std::to_string(row.line) + " is listed twice (also on line " + std::to_string(it->second) + ")");
     }
     row.title = titles[k].text;
     row.given = lines[k].label;

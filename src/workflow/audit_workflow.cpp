@@ -33,7 +33,8 @@ nlohmann::json fold_config(const AuditRequest& r) {
   model->check_trainable("");
   const Family& family = find_family(r.family);
   if (!family.trains_from(model->config()).empty()) {
-    throw UsageError("audit --model " + r.family + ": it is trained from other bundles, whose training saw these titles, so "
+    throw UsageError("audit --model " + r.family +
+                     ": it is trained from other bundles, whose training saw these titles, so "
                      "its answers would not be out-of-fold; audit with one of them");
   }
   if (const std::string why = family.unavailable_reason(model->config()); !why.empty()) {
@@ -45,10 +46,12 @@ nlohmann::json fold_config(const AuditRequest& r) {
 // The files the audit reads, by what they are: --out may be none of them.
 std::vector<std::pair<std::string, std::string>> input_files(const AuditRequest& r) {
   if (r.files.given()) {
-    return {{"the --train file", r.files.train}, {"the --classes file", r.files.classes}, {"the --dev file", r.files.dev}};
+    return {
+        {"the --train file", r.files.train}, {"the --classes file", r.files.classes}, {"the --dev file", r.files.dev}};
   }
   const DataLayout layout = resolve_data_dir(r.data_dir);
-  return {{"the data's train.txt", layout.train()}, {"the data's class.txt", layout.classes()},
+  return {{"the data's train.txt", layout.train()},
+          {"the data's class.txt", layout.classes()},
           {"the data's dev.txt", layout.dev()}};
 }
 
@@ -126,8 +129,8 @@ AuditOutcome run_audit(const AuditRequest& r) {
   check_out(r.out, r);
   const Splits data = read_audit_data(r.data_dir, r.files, r.skip_bad_lines);
   if (static_cast<std::size_t>(r.folds) > data.train.size()) {
-    throw UsageError("--folds " + std::to_string(r.folds) + ": more folds than the " + std::to_string(data.train.size()) +
-                     " training titles");
+    throw UsageError("--folds " + std::to_string(r.folds) + ": more folds than the " +
+                     std::to_string(data.train.size()) + " training titles");
   }
   FoldTraining training{r.family, config, &data, r.files.dev_fraction, r.folds, r.seed, given_thread_count(r.threads)};
   const std::vector<std::vector<float>> probs = out_of_fold_probs(training);
@@ -149,8 +152,9 @@ AuditOutcome run_audit(const AuditRequest& r) {
 }
 
 std::string audit_summary(const AuditOutcome& o, const std::string& out) {
-  std::string s = fmt::format("audit: out-of-fold accuracy on the given labels {:.4f} ({} titles judged of {}, {:.0f} s)\n",
-                              o.out_of_fold_accuracy, o.judged, o.titles, o.seconds);
+  std::string s =
+      fmt::format("audit: out-of-fold accuracy on the given labels {:.4f} ({} titles judged of {}, {:.0f} s)\n",
+                  o.out_of_fold_accuracy, o.judged, o.titles, o.seconds);
   const std::string header = "given -> suggested";
   std::size_t width = header.size();
   for (const auto& [pair, count] : o.pairs) width = std::max(width, pair.size());

@@ -111,7 +111,8 @@ double temperature_nll(const std::vector<int>& truth, const std::vector<std::vec
 }
 
 Temperature fit_temperature(const std::vector<int>& truth, const std::vector<std::vector<float>>& probs) {
-  if (truth.size() != probs.size()) throw Error(ErrorKind::kData, "calibration: truth and probabilities differ in length");
+  if (truth.size() != probs.size())
+    throw Error(ErrorKind::kData, "calibration: truth and probabilities differ in length");
   Temperature best;
   double best_nll = temperature_nll(truth, probs, best);
   for (double floor : {1e-12, 1e-6, 1e-4, 1e-3, 1e-2}) {
@@ -131,7 +132,8 @@ CalibrateSetting calibrate_setting(const std::vector<std::string>& overrides) {
   for (const std::string& o : overrides) {
     if (!is_workflow_override(o)) continue;
     const std::string value = o.substr(std::string(kCalibrateKey).size() + 1);
-    if (value != "true" && value != "false") throw ConfigError("calibrate", "expects true or false, got '" + value + "'");
+    if (value != "true" && value != "false")
+      throw ConfigError("calibrate", "expects true or false, got '" + value + "'");
     setting = value == "true" ? CalibrateSetting::kOn : CalibrateSetting::kOff;
   }
   return setting;
@@ -142,7 +144,8 @@ CalibrateSetting calibrate_setting(const std::string& config_file, const std::ve
   const nlohmann::json file = config_file.empty() ? nlohmann::json::object() : read_config_file(config_file);
   if (file.contains(kCalibrateKey)) {
     if (!file[kCalibrateKey].is_boolean()) {
-      throw ConfigError(kCalibrateKey, "expects true or false, got " + file[kCalibrateKey].dump() + " (in " + config_file + ")");
+      throw ConfigError(kCalibrateKey,
+                        "expects true or false, got " + file[kCalibrateKey].dump() + " (in " + config_file + ")");
     }
     setting = file[kCalibrateKey].get<bool>() ? CalibrateSetting::kOn : CalibrateSetting::kOff;
   }
@@ -152,8 +155,9 @@ CalibrateSetting calibrate_setting(const std::string& config_file, const std::ve
 
 void refuse_calibrate_setting(const std::string& family, CalibrateSetting setting) {
   if (setting == CalibrateSetting::kAuto || !find_family(family).calibrated_by_members()) return;
-  throw ConfigError(kCalibrateKey, "a " + family + " answers with its members' calibrated probabilities and fits none "
-                                   "of its own: train or calibrate the member instead (eval --fit-calibration)");
+  throw ConfigError(kCalibrateKey, "a " + family +
+                                       " answers with its members' calibrated probabilities and fits none "
+                                       "of its own: train or calibrate the member instead (eval --fit-calibration)");
 }
 
 bool calibrated_by_facts(const nlohmann::json& training) {
@@ -181,7 +185,8 @@ bool bundle_temperature(const Bundle& bundle, Temperature& out) {
   const auto number = [&](const char* key) { return c.is_object() && c.contains(key) && c[key].is_number(); };
   // The fit searches T in [0.02, 50]; a far larger T would flatten every answer to a tie.
   if (!number("temperature") || !number("floor") || !(c["temperature"].get<double>() > 0) ||
-      !(c["temperature"].get<double>() <= kMaxTemperature) || !(c["floor"].get<double>() > 0 && c["floor"].get<double>() < 1)) {
+      !(c["temperature"].get<double>() <= kMaxTemperature) ||
+      !(c["floor"].get<double>() > 0 && c["floor"].get<double>() < 1)) {
     throw ModelFormatError(manifest_path(bundle.dir()),
                            "training.calibration needs a temperature in (0, 100] and a floor in (0, 1)");
   }

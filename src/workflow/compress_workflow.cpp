@@ -71,7 +71,8 @@ void simplex_grid(std::size_t n, int parts, std::vector<int>& prefix, std::vecto
   }
 }
 
-double weighted_accuracy(const std::vector<ProbRows>& probs, const std::vector<double>& w, const std::vector<int>& gold) {
+double weighted_accuracy(const std::vector<ProbRows>& probs, const std::vector<double>& w,
+                         const std::vector<int>& gold) {
   std::size_t correct = 0;
   for (std::size_t i = 0; i < gold.size(); ++i) {
     std::vector<double> row(probs[0][i].size(), 0.0);
@@ -114,11 +115,14 @@ std::vector<std::vector<float>> teacher_probabilities(const std::vector<std::str
       for (float& p : mean[i]) p = static_cast<float>(p / weight_seen[i]);
     }
   }
-  if (unanswered > 0) spdlog::warn("distill: no teacher gave probabilities for {} of {} titles; they learn a uniform row", unanswered, titles.size());
+  if (unanswered > 0)
+    spdlog::warn("distill: no teacher gave probabilities for {} of {} titles; they learn a uniform row", unanswered,
+                 titles.size());
   return mean;
 }
 
-std::vector<double> choose_teacher_weights(const std::vector<std::vector<std::vector<float>>>& probs, const std::vector<int>& gold, int parts) {
+std::vector<double> choose_teacher_weights(const std::vector<std::vector<std::vector<float>>>& probs,
+                                           const std::vector<int>& gold, int parts) {
   std::vector<std::vector<double>> grid;
   std::vector<int> prefix;
   simplex_grid(probs.size(), parts, prefix, grid);
@@ -256,8 +260,9 @@ nlohmann::json calibrate_and_evaluate(const CompressRequest& o, int threads) {
 // Weights of the teachers' average as the family reads the method's settings: equal, given,
 // or chosen here (the simplex grid point of step 0.05 with the best dev accuracy), as only the
 // workflow loads the teachers. Facts about the choice go to `facts`.
-std::vector<double> teacher_weights(const Family& family, const CompressRequest& o, const std::vector<std::string>& teachers,
-                                    const Splits& s, int threads, nlohmann::json& facts) {
+std::vector<double> teacher_weights(const Family& family, const CompressRequest& o,
+                                    const std::vector<std::string>& teachers, const Splits& s, int threads,
+                                    nlohmann::json& facts) {
   const TeacherWeighting weighting = family.teacher_weighting(o.method, o.overrides, teachers.size());
   facts = {{"dirs", teachers}, {"teacher_weights", weighting.setting}};
   if (!weighting.choose_on_dev || teachers.size() == 1) return weighting.weights;
@@ -288,7 +293,8 @@ CompressContext request_for(const CompressRequest& o, const Family& family, cons
   r.threads = threads;
   r.out_dir = o.out_dir;
   if (!family.compress_method_takes_teachers(o.method)) return r;
-  const std::vector<std::string> teachers = o.teacher_dirs.empty() ? std::vector<std::string>{o.model_dir} : o.teacher_dirs;
+  const std::vector<std::string> teachers =
+      o.teacher_dirs.empty() ? std::vector<std::string>{o.model_dir} : o.teacher_dirs;
   const std::vector<double> weights = teacher_weights(family, o, teachers, s, threads, teacher_facts);
   r.teacher_probs = [teachers, threads, weights](const std::vector<std::string>& titles) {
     return teacher_probabilities(teachers, titles, threads, weights);
@@ -312,24 +318,32 @@ nlohmann::json compress_and_report(const CompressRequest& o, const Family& famil
   const double compress_seconds = watch.seconds();
   const nlohmann::json after_accuracies = calibrate_and_evaluate(o, threads);
 
-  nlohmann::json report{{"method", o.method}, {"source", o.model_dir}, {"family", family.name()},
-                        {"data", without_trailing_slashes(fs::absolute(splits.layout.dir).lexically_normal().string())}, {"seed", o.seed},
+  nlohmann::json report{{"method", o.method},
+                        {"source", o.model_dir},
+                        {"family", family.name()},
+                        {"data", without_trailing_slashes(fs::absolute(splits.layout.dir).lexically_normal().string())},
+                        {"seed", o.seed},
                         {"settings", facts.value("settings", nlohmann::json::object())},
-                        {"compress_seconds", compress_seconds}, {"facts", facts}};
+                        {"compress_seconds", compress_seconds},
+                        {"facts", facts}};
   if (!teachers.is_null()) report["teachers"] = teachers;
   report["before"] = side_json(o.model_dir, accuracy_json(o.model_dir, splits, threads),
                                facts.value("parameters_before", std::int64_t{0}));
   report["after"] = side_json(o.out_dir, after_accuracies, facts.value("parameters_after", std::int64_t{0}));
   const std::size_t n = o.speed_titles == 0 ? splits.dev.size() : std::min(o.speed_titles, splits.dev.size());
-  const std::vector<std::string> titles(splits.dev.titles.begin(), splits.dev.titles.begin() + static_cast<std::ptrdiff_t>(n));
+  const std::vector<std::string> titles(splits.dev.titles.begin(),
+                                        splits.dev.titles.begin() + static_cast<std::ptrdiff_t>(n));
   const std::vector<double> seconds = predict_seconds({o.model_dir, o.out_dir}, titles, o.speed_rounds, threads);
   report["before"]["predict_titles_per_s"] = n / std::max(seconds[0], 1e-9);
   report["after"]["predict_titles_per_s"] = n / std::max(seconds[1], 1e-9);
-  report["speed"] = {{"titles", n}, {"rounds", o.speed_rounds}, {"threads", threads},
-                     {"speedup", seconds[0] / std::max(seconds[1], 1e-9)},
-                     {"note", "the prediction loop in predict's batches, both bundles loaded beforehand, best of the rounds"}};
-  report["size_ratio"] = report["before"]["bundle_mb"].get<double>() /
-                         std::max(report["after"]["bundle_mb"].get<double>(), 1e-9);
+  report["speed"] = {
+      {"titles", n},
+      {"rounds", o.speed_rounds},
+      {"threads", threads},
+      {"speedup", seconds[0] / std::max(seconds[1], 1e-9)},
+      {"note", "the prediction loop in predict's batches, both bundles loaded beforehand, best of the rounds"}};
+  report["size_ratio"] =
+      report["before"]["bundle_mb"].get<double>() / std::max(report["after"]["bundle_mb"].get<double>(), 1e-9);
   return report;
 }
 
@@ -358,14 +372,17 @@ void refuse_teachers_unused(const CompressRequest& o, const Family& family) {
 
 nlohmann::json run_compress(const CompressRequest& o) {
   if (o.out_dir.empty() || folders_overlap(o.out_dir, o.model_dir)) {
-    throw UsageError("compress needs an --out directory apart from --model-dir (not it, nor inside it, nor holding it)");
+    throw UsageError(
+        "compress needs an --out directory apart from --model-dir (not it, nor inside it, nor holding it)");
   }
   for (const std::string& teacher : o.teacher_dirs) {
-    if (folders_overlap(o.out_dir, teacher)) throw UsageError("--out " + o.out_dir + " would replace the teacher " + teacher);
+    if (folders_overlap(o.out_dir, teacher))
+      throw UsageError("--out " + o.out_dir + " would replace the teacher " + teacher);
   }
   const fs::path final_path = folder_path(o.out_dir);
   const std::string name = final_path.filename().string();
-  if (name.empty() || name == "." || name == "..") throw UsageError("compress --out " + o.out_dir + ": name the bundle's folder");
+  if (name.empty() || name == "." || name == "..")
+    throw UsageError("compress --out " + o.out_dir + ": name the bundle's folder");
   BundleWriter::check_target(o.out_dir);
   const Bundle source = Bundle::open(o.model_dir);
   refuse_teachers_unused(o, family_of_bundle(source));
@@ -404,7 +421,8 @@ nlohmann::json run_compress(const CompressRequest& o) {
     return report;
   } catch (...) {
     std::error_code ec;
-    if (fs::exists(final_path, ec)) spdlog::warn("compress stopped before its report: {} was left as it was", o.out_dir);
+    if (fs::exists(final_path, ec))
+      spdlog::warn("compress stopped before its report: {} was left as it was", o.out_dir);
     throw;
   }
 }

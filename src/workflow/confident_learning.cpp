@@ -55,7 +55,8 @@ std::vector<std::vector<double>> calibrate_joint(const std::vector<std::vector<s
     }
   }
   if (total > 0) {
-    for (auto& row : out) for (double& v : row) v *= static_cast<double>(judged) / total;
+    for (auto& row : out)
+      for (double& v : row) v *= static_cast<double>(judged) / total;
   }
   return out;
 }
@@ -92,7 +93,8 @@ std::vector<bool> by_class(const std::vector<std::vector<float>>& probs, const L
                            const std::vector<Rows>& by_label) {
   std::vector<bool> flagged(probs.size(), false);
   for (std::size_t i = 0; i < by_label.size(); ++i) {
-    const double off_diagonal = std::accumulate(a.calibrated[i].begin(), a.calibrated[i].end(), 0.0) - a.calibrated[i][i];
+    const double off_diagonal =
+        std::accumulate(a.calibrated[i].begin(), a.calibrated[i].end(), 0.0) - a.calibrated[i][i];
     const auto doubt = [&](std::size_t r) { return -double(probs[r][i]); };
     for (std::size_t r : top_rows(by_label[i], rounded(off_diagonal), doubt)) flagged[r] = true;
   }

@@ -34,16 +34,16 @@ IssueFilter issue_filter_named(const std::string& name);  // UsageError for anot
 struct LabelIssue {
   std::size_t row = 0;  // index into the probabilities given
   int given = 0;
-  int suggested = 0;    // the most probable class (never the given one)
-  double score = 0;     // how likely the given label is wrong, 0..1 (wrong_label_score)
+  int suggested = 0;  // the most probable class (never the given one)
+  double score = 0;   // how likely the given label is wrong, 0..1 (wrong_label_score)
 };
 
 struct LabelAudit {
-  std::vector<double> thresholds;                   // t_j; +infinity for a class no title has
-  std::vector<std::vector<std::size_t>> joint;      // [given][true]
-  std::vector<std::vector<double>> calibrated;      // [given][true], summing to the titles judged
-  std::size_t judged = 0;                           // titles with probabilities
-  std::vector<LabelIssue> issues;                   // most likely wrong first (score, then row)
+  std::vector<double> thresholds;               // t_j; +infinity for a class no title has
+  std::vector<std::vector<std::size_t>> joint;  // [given][true]
+  std::vector<std::vector<double>> calibrated;  // [given][true], summing to the titles judged
+  std::size_t judged = 0;                       // titles with probabilities
+  std::vector<LabelIssue> issues;               // most likely wrong first (score, then row)
 };
 
 // 1 - p(given): the model's probability that the title is not of its given class.

@@ -20,8 +20,8 @@ void add_title(const Dataset& from, std::size_t r, Dataset& to) {
 }
 
 struct Fold {
-  Dataset train;                   // the other folds' titles
-  std::vector<std::size_t> held;   // this fold's rows
+  Dataset train;                  // the other folds' titles
+  std::vector<std::size_t> held;  // this fold's rows
   std::vector<std::string> held_titles;
 };
 
@@ -41,7 +41,8 @@ Fold fold_of(const Dataset& all, const std::vector<int>& folds, int fold) {
 
 // Trains on the fold's training titles (on its own dev, drawn from them, when the data has
 // none) and predicts its held-out titles into probs.
-void predict_fold(const FoldTraining& t, const std::vector<int>& folds, int fold, std::vector<std::vector<float>>& probs) {
+void predict_fold(const FoldTraining& t, const std::vector<int>& folds, int fold,
+                  std::vector<std::vector<float>>& probs) {
   check_interrupted();
   const Stopwatch watch;
   Fold f = fold_of(t.data->train, folds, fold);
@@ -62,7 +63,8 @@ void predict_fold(const FoldTraining& t, const std::vector<int>& folds, int fold
   }
   spdlog::info("fold {}/{}: trained on {} titles, {} held out, accuracy on their given labels {:.4f} ({:.1f} s)",
                fold + 1, t.folds, f.train.size(), f.held.size(),
-               static_cast<double>(agreed) / static_cast<double>(std::max<std::size_t>(1, f.held.size())), watch.seconds());
+               static_cast<double>(agreed) / static_cast<double>(std::max<std::size_t>(1, f.held.size())),
+               watch.seconds());
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ std::vector<int> stratified_folds(const std::vector<int>& labels, int num_labels
 
 struct FoldTraining {
   std::string family;
-  nlohmann::json config;   // the family's effective config, as build_config makes it
+  nlohmann::json config;         // the family's effective config, as build_config makes it
   const Splits* data = nullptr;  // labels; train: the titles predicted; dev: what each fold selects on
   // Without a dev set: each fold's dev is this share of its training titles (split_off_dev),
   // so that no model selects on the labels it is judging.

@@ -73,8 +73,7 @@ std::vector<std::size_t> stratified_sample(const std::vector<int>& labels, std::
   return chosen;
 }
 
-EvalOutcome evaluate_model(Classifier& model, const Dataset& data, const LabelSet& labels,
-                           const EvalOptions& options) {
+EvalOutcome evaluate_model(Classifier& model, const Dataset& data, const LabelSet& labels, const EvalOptions& options) {
   EvalOutcome outcome;
   outcome.indices = stratified_sample(data.labels, options.limit, options.seed);
   // An LLM bundle's limit: its figures are of a sample, which the log and metrics.json say.
@@ -94,7 +93,8 @@ EvalOutcome evaluate_model(Classifier& model, const Dataset& data, const LabelSe
     titles.clear();
     for (std::size_t k = begin; k < end; ++k) titles.push_back(data.titles[outcome.indices[k]]);
     std::vector<Prediction> predicted = model.predict_batch(titles);
-    if (predicted.size() != titles.size()) throw Error(ErrorKind::kData, "model returned the wrong number of predictions");
+    if (predicted.size() != titles.size())
+      throw Error(ErrorKind::kData, "model returned the wrong number of predictions");
     for (std::size_t k = 0; k < predicted.size(); ++k) {
       if (predicted[k].label == data.labels[outcome.indices[begin + k]]) ++correct;
       outcome.predictions.push_back(std::move(predicted[k]));
@@ -149,7 +149,9 @@ nlohmann::json stages_json(const EvalOutcome& outcome) {
   nlohmann::json j = nlohmann::json::array();
   const double n = static_cast<double>(std::max<std::size_t>(1, outcome.predictions.size()));
   for (std::size_t s = 0; s < answered.size(); ++s) {
-    j.push_back({{"stage", s}, {"answered", answered[s]}, {"share", answered[s] / n},
+    j.push_back({{"stage", s},
+                 {"answered", answered[s]},
+                 {"share", answered[s] / n},
                  {"accuracy", answered[s] == 0 ? 0.0 : double(correct[s]) / double(answered[s])}});
   }
   return j;
@@ -202,8 +204,9 @@ std::string folder_of(const std::string& metrics_path) {
 namespace {
 
 // An evaluation's files, written and synced but not yet in place: metrics.json last.
-AtomicFileSet eval_files(const std::string& metrics_path, const EvalOutcome& outcome, const nlohmann::json& metrics_json,
-                         const Dataset& data, const LabelSet& labels, const std::string& title) {
+AtomicFileSet eval_files(const std::string& metrics_path, const EvalOutcome& outcome,
+                         const nlohmann::json& metrics_json, const Dataset& data, const LabelSet& labels,
+                         const std::string& title) {
   AtomicFileSet files;
   if (written_in_place(metrics_path)) {
     spdlog::info("{}: metrics only (predictions.tsv and the figures are written beside a metrics file)", metrics_path);
@@ -258,7 +261,8 @@ void refuse_dotdot_through_missing(const std::string& what, const fs::path& fold
   for (const fs::path& part : folder) {
     std::error_code ec;
     if (part == ".." && !walked.empty() && !fs::exists(walked, ec)) {
-      throw UsageError(what + ": " + walked.string() + " does not exist, so the '..' after it cannot be followed; spell the folder without it");
+      throw UsageError(what + ": " + walked.string() +
+                       " does not exist, so the '..' after it cannot be followed; spell the folder without it");
     }
     walked /= part;
   }
@@ -281,13 +285,16 @@ void refuse_outputs_over_inputs(const std::string& out, const std::string& input
     refuse_folder_inside_bundle(out);
     for (const char* side : {kPredictionsFile, kConfusionFile, kReliabilityFile, kRiskCoverageFile}) {
       if (fs::path(out).filename() == side) {
-        throw UsageError("eval --out " + out + ": eval writes its " + side + " beside metrics.json; name the metrics file otherwise");
+        throw UsageError("eval --out " + out + ": eval writes its " + side +
+                         " beside metrics.json; name the metrics file otherwise");
       }
       written.push_back(folder_of(out) + "/" + side);
     }
   }
   for (const std::string& w : written) {
-    if (is_bundle_file(w)) throw UsageError("eval --out " + out + ": it would write " + w + ", a file of a model bundle; name another --out");
+    if (is_bundle_file(w))
+      throw UsageError("eval --out " + out + ": it would write " + w +
+                       ", a file of a model bundle; name another --out");
     for (const std::string& r : read) {
       if (same_file(w, r)) {
         throw UsageError("eval --out " + out + ": it would write " + w + ", which is " + r +
@@ -306,7 +313,9 @@ LabelSet labels_for(const Bundle& bundle, const EvalRequest& r) {
   const LabelSet data_labels = read_class_file(layout.classes());
   if (data_labels.names != labels.names) {
     std::size_t line = 0;  // the first line that differs; one past the shorter list's end
-    while (line < data_labels.names.size() && line < labels.names.size() && data_labels.names[line] == labels.names[line]) ++line;
+    while (line < data_labels.names.size() && line < labels.names.size() &&
+           data_labels.names[line] == labels.names[line])
+      ++line;
     const std::string want = line < labels.names.size() ? "'" + labels.names[line] + "'" : "no more classes";
     throw DataError(layout.classes(), line + 1,
                     "class list differs from the labels the model was trained on (" + want + " expected here)");
@@ -317,7 +326,10 @@ LabelSet labels_for(const Bundle& bundle, const EvalRequest& r) {
 nlohmann::json abstention_json(const SelectiveMetrics& s) {
   // With nothing answered there is no accuracy to report: null, not 0.
   const nlohmann::json accuracy = s.answered > 0 ? nlohmann::json(s.accuracy_answered) : nlohmann::json();
-  return {{"min_score", s.min_score}, {"answered", s.answered}, {"count", s.count}, {"coverage", s.coverage},
+  return {{"min_score", s.min_score},
+          {"answered", s.answered},
+          {"count", s.count},
+          {"coverage", s.coverage},
           {"accuracy_answered", accuracy}};
 }
 
@@ -345,7 +357,8 @@ void refuse_dump_over_others(const std::string& dir, std::size_t n) {
       }
       if (i >= before) {
         throw IoError(target.string(), std::string("was not written by an earlier dump into ") + dir + " (by its " +
-                                           kDumpIndexFile + "); the dump would replace it: move it, or choose another --out");
+                                           kDumpIndexFile +
+                                           "); the dump would replace it: move it, or choose another --out");
       }
     }
   }
@@ -427,7 +440,8 @@ void refuse_fit_inside(const Bundle& bundle, bool calibrated_inside) {
     throw UsageError("--fit-calibration: this bundle's calibration is its members' own, fitted when it was trained");
   }
   std::error_code ec;  // "." and "..": the folder above the bundle's real one
-  const std::string holder = bundle_holding(fs::weakly_canonical(fs::absolute(bundle.dir(), ec), ec).parent_path().string());
+  const std::string holder =
+      bundle_holding(fs::weakly_canonical(fs::absolute(bundle.dir(), ec), ec).parent_path().string());
   if (!holder.empty()) {
     throw UsageError("--fit-calibration: " + bundle.dir() + " lies inside the bundle " + holder +
                      ", which would then no longer verify; fit a copy of it instead");
@@ -449,7 +463,8 @@ EvalRun run_eval(const EvalRequest& r) {
   // A bundle calibrated inside (a cascade's members) has no calibration of its own to leave out.
   const bool calibrated_inside = family.calibrated_by_members();
   if (r.uncalibrated && calibrated_inside) {
-    throw UsageError("--uncalibrated: this bundle's calibration is its members' own; evaluate a member with it instead");
+    throw UsageError(
+        "--uncalibrated: this bundle's calibration is its members' own; evaluate a member with it instead");
   }
   if (r.fit_calibration) refuse_fit_inside(bundle, calibrated_inside);
   require_classes(bundle);  // a bundle that cannot classify (an encoder) says why before any data is read
@@ -471,7 +486,8 @@ EvalRun run_eval(const EvalRequest& r) {
   // A split of a data folder holds ids; a file of one's own may hold the classes' names too.
   const Dataset data = r.input.empty() ? read_labeled_file(path, labels.size(), ReadOptions{r.skip_bad_lines})
                                        : read_records(path, labels, r.format, ReadOptions{r.skip_bad_lines});
-  if (r.dump_attention > 0) refuse_dump_over_others(folder_of(out) + "/attention", std::min(r.dump_attention, data.size()));
+  if (r.dump_attention > 0)
+    refuse_dump_over_others(folder_of(out) + "/attention", std::min(r.dump_attention, data.size()));
   model->set_threads(given_thread_count(r.threads));
 
   EvalOptions options;

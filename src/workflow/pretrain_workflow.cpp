@@ -20,7 +20,9 @@ void refuse_classifier_at(const std::string& out_dir) {
   if (!std::filesystem::exists(manifest_path(out_dir))) return;
   const std::string family = Bundle::read_manifest(out_dir).family;
   const std::string kEncoder = "-encoder";
-  if (family.size() > kEncoder.size() && family.compare(family.size() - kEncoder.size(), kEncoder.size(), kEncoder) == 0) return;
+  if (family.size() > kEncoder.size() &&
+      family.compare(family.size() - kEncoder.size(), kEncoder.size(), kEncoder) == 0)
+    return;
   throw UsageError("pretrain --out " + out_dir + " holds a '" + family +
                    "' bundle, not an encoder, which pretraining would replace: name another folder");
 }

@@ -67,8 +67,8 @@ PseudoLabels select_pseudo_labels(const std::vector<std::vector<Prediction>>& vo
   std::vector<std::pair<std::size_t, int>> kept;
   for (std::size_t c = 0; c < by_class.size(); ++c) {
     auto& list = by_class[c];
-    const auto cap = static_cast<std::size_t>(
-        std::ceil(rule.share_tolerance * shares[c] * static_cast<double>(out.candidates)));
+    const auto cap =
+        static_cast<std::size_t>(std::ceil(rule.share_tolerance * shares[c] * static_cast<double>(out.candidates)));
     // Most confident first; the earlier title on a tie, so the choice does not depend on the sort.
     std::sort(list.begin(), list.end(), [](const Candidate& a, const Candidate& b) {
       return a.confidence != b.confidence ? a.confidence > b.confidence : a.row < b.row;

@@ -26,10 +26,10 @@ struct PseudoLabelRule {
 };
 
 struct PseudoLabels {
-  std::vector<std::size_t> rows;   // ascending
+  std::vector<std::size_t> rows;  // ascending
   std::vector<int> labels;
-  std::size_t candidates = 0;      // agreed and confident, before the class caps
-  std::size_t disagreed = 0;       // titles on which the models named different classes
+  std::size_t candidates = 0;  // agreed and confident, before the class caps
+  std::size_t disagreed = 0;   // titles on which the models named different classes
   std::vector<std::size_t> per_class;
   nlohmann::json facts() const;
 };

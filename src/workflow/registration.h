@@ -8,8 +8,8 @@ namespace newscls {
 struct FamilyRegistration {
   const char* name;
   const Family& (*linked)();  // a family linked into the tool, or
-  const char* plugin;          // the path of the plugin that holds it
-  bool pretrains;              // Family::pretrains(), known without loading a plugin
+  const char* plugin;         // the path of the plugin that holds it
+  bool pretrains;             // Family::pretrains(), known without loading a plugin
 };
 
 }  // namespace newscls

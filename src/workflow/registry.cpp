@@ -120,10 +120,9 @@ void require_model_kind(const Bundle& bundle, const Family& family) {
   const std::string& kind = bundle.manifest().family;
   if (kind == family.name()) return;
   // A part for training (an encoder), not a model.
-  const std::string fix = family.trains_from_init()
-                              ? "; train a classifier from it: newscls train --model " + family.name() + " --init " +
-                                    bundle.dir()
-                              : "";
+  const std::string fix = family.trains_from_init() ? "; train a classifier from it: newscls train --model " +
+                                                          family.name() + " --init " + bundle.dir()
+                                                    : "";
   throw ModelFormatError(manifest_path(bundle.dir()),
                          "a '" + kind + "' bundle cannot classify, embed or show attention" + fix);
 }

@@ -16,9 +16,10 @@ void ScoreTally::add(const Prediction& p) {
 
 void ScoreTally::warn_if_none_reach(double min_score) const {
   if (min_score < 0 || scored_ == 0 || !below_min_score(top_, min_score)) return;  // as abstention compares
-  spdlog::warn("--min-score {} is above every score of the {} title(s) (the highest {:.6g}), so all abstained; "
-               "calibrated scores can stop short of 1: `newscls eval --min-score S` on dev gives a threshold's coverage",
-               min_score, scored_, top_);
+  spdlog::warn(
+      "--min-score {} is above every score of the {} title(s) (the highest {:.6g}), so all abstained; "
+      "calibrated scores can stop short of 1: `newscls eval --min-score S` on dev gives a threshold's coverage",
+      min_score, scored_, top_);
 }
 
 }  // namespace newscls

@@ -49,8 +49,9 @@ std::vector<Prediction> predict_feed(Classifier& model, const std::vector<std::s
   const std::size_t batch = std::max<std::size_t>(1, model.preferred_batch_size());
   for (std::size_t start = 0; start < feed.size(); start += batch) {
     check_interrupted();
-    const std::vector<std::string> titles(feed.begin() + static_cast<std::ptrdiff_t>(start),
-                                          feed.begin() + static_cast<std::ptrdiff_t>(std::min(feed.size(), start + batch)));
+    const std::vector<std::string> titles(
+        feed.begin() + static_cast<std::ptrdiff_t>(start),
+        feed.begin() + static_cast<std::ptrdiff_t>(std::min(feed.size(), start + batch)));
     for (Prediction& p : predict_titles(model, titles)) out.push_back(std::move(p));
   }
   return out;
@@ -139,7 +140,8 @@ nlohmann::json run_rounds(TrainedModel& current, const RoundTrainer& train_round
   return rounds;
 }
 
-Feed read_training_feed(const std::string& path, const SelfTraining& settings, std::uint64_t seed, bool skip_bad_lines) {
+Feed read_training_feed(const std::string& path, const SelfTraining& settings, std::uint64_t seed,
+                        bool skip_bad_lines) {
   Feed feed = read_feed(path, {settings.max_feed_titles, seed, skip_bad_lines});
   spdlog::info("feed {}: {} lines, {} distinct titles used", feed.path, feed.lines, feed.titles.size());
   return feed;
@@ -194,8 +196,11 @@ nlohmann::json adaptation_facts(const FeedTraining& feed, const SelfTraining& se
   std::string method = "feed vocabulary";
   if (!feed.pretrain_facts.is_null()) method += " + domain-adaptive pretraining";
   if (settings.rounds > 0) method += teachers.empty() ? " + self-training" : " + co-training";
-  nlohmann::json facts = {{"method", method},        {"feed", feed.feed.facts()}, {"settings", settings.to_json()},
-                          {"teachers", teachers},    {"rounds", rounds}};
+  nlohmann::json facts = {{"method", method},
+                          {"feed", feed.feed.facts()},
+                          {"settings", settings.to_json()},
+                          {"teachers", teachers},
+                          {"rounds", rounds}};
   if (!feed.pretrain_facts.is_null()) facts["pretraining"] = feed.pretrain_facts;
   return facts;
 }

@@ -24,7 +24,8 @@ void warn_of_classes_without_titles(const Dataset& train, const LabelSet& labels
   for (std::size_t c = 0; c < count.size(); ++c) {
     if (count[c] == 0) missing += (missing.empty() ? "" : ", ") + labels.names[c] + " (" + std::to_string(c) + ")";
   }
-  if (!missing.empty()) spdlog::warn("{}: no training title of class {}: the model cannot learn it", train.path, missing);
+  if (!missing.empty())
+    spdlog::warn("{}: no training title of class {}: the model cannot learn it", train.path, missing);
 }
 
 void log_splits(const Splits& s) {
@@ -36,16 +37,20 @@ void log_splits(const Splits& s) {
 void refuse_one_class(const Dataset& train, const LabelSet& labels) {
   const std::set<int> present(train.labels.begin(), train.labels.end());
   if (present.size() >= 2) return;
-  throw DataError(train.path, 0, "one class only ('" + labels.names[static_cast<std::size_t>(*present.begin())] +
-                                     "'): a classifier needs titles of at least 2 classes");
+  throw DataError(train.path, 0,
+                  "one class only ('" + labels.names[static_cast<std::size_t>(*present.begin())] +
+                      "'): a classifier needs titles of at least 2 classes");
 }
 
 // The files' sums and how they are read: another column or dev share is other data.
 std::string files_fingerprint(const DataFiles& f) {
   std::string hashes;
-  for (const std::string& path : {f.classes, f.train, f.dev, f.test}) hashes += path.empty() ? sha256_hex("") : sha256_file_hex(path);
-  const nlohmann::json how = {{"format", f.format.format}, {"text_column", f.format.text_column},
-                              {"label_column", f.format.label_column}, {"dev_fraction", f.dev_fraction}};
+  for (const std::string& path : {f.classes, f.train, f.dev, f.test})
+    hashes += path.empty() ? sha256_hex("") : sha256_file_hex(path);
+  const nlohmann::json how = {{"format", f.format.format},
+                              {"text_column", f.format.text_column},
+                              {"label_column", f.format.label_column},
+                              {"dev_fraction", f.dev_fraction}};
   return sha256_hex(hashes + how.dump());
 }
 
@@ -57,15 +62,25 @@ nlohmann::json files_facts(const DataFiles& f, const Splits& s) {
   for (const auto& [name, path] : named) {
     if (!path.empty()) formats[name] = to_string(format_of(path, f.format.format));
   }
-  return {{"train", f.train}, {"dev", path_or_null(f.dev)}, {"test", path_or_null(f.test)},
-          {"classes", f.classes.empty() ? nlohmann::json("the train file's label names, sorted") : nlohmann::json(f.classes)},
-          {"formats", formats}, {"text_column", f.format.text_column}, {"label_column", f.format.label_column},
+  return {{"train", f.train},
+          {"dev", path_or_null(f.dev)},
+          {"test", path_or_null(f.test)},
+          {"classes",
+           f.classes.empty() ? nlohmann::json("the train file's label names, sorted") : nlohmann::json(f.classes)},
+          {"formats", formats},
+          {"text_column", f.format.text_column},
+          {"label_column", f.format.label_column},
           {"test_figures", s.test_split == "dev" ? "the dev split's (no test file)" : "the test file's"}};
 }
 
 nlohmann::json dev_split_facts(const DataFiles& f, const Splits& s, std::uint64_t seed) {
-  return {{"from", f.train}, {"fraction", f.dev_fraction}, {"seed", seed}, {"method", "stratified by class, seeded shuffle"},
-          {"titles", s.dev.size()}, {"train_titles_left", s.train.size()}, {"lines_sha256", dev_lines_sha256(s.dev)}};
+  return {{"from", f.train},
+          {"fraction", f.dev_fraction},
+          {"seed", seed},
+          {"method", "stratified by class, seeded shuffle"},
+          {"titles", s.dev.size()},
+          {"train_titles_left", s.train.size()},
+          {"lines_sha256", dev_lines_sha256(s.dev)}};
 }
 
 // The train file and the class list (files.classes, else train's label names).
@@ -76,7 +91,8 @@ void read_train_file(const DataFiles& files, const ReadOptions& options, Splits&
     s.labels = std::move(named.labels);
   } else {
     s.labels = read_class_file(files.classes);
-    if (s.labels.size() > kMaxClasses) throw DataError(files.classes, 0, "more than 1,000 classes; newscls takes 2 to 1,000");
+    if (s.labels.size() > kMaxClasses)
+      throw DataError(files.classes, 0, "more than 1,000 classes; newscls takes 2 to 1,000");
     s.train = read_records(files.train, s.labels, files.format, options);
   }
   refuse_one_class(s.train, s.labels);
@@ -108,8 +124,10 @@ Splits read_split_files(const DataFiles& files, std::uint64_t seed, bool skip_ba
   if (files.test.empty()) {
     s.test = s.dev;
     s.test_split = "dev";
-    spdlog::warn("no test file: the test figures are those of the dev set ({}), which calibration and model "
-                 "selection also see; give --test for figures on unseen titles", s.dev.path);
+    spdlog::warn(
+        "no test file: the test figures are those of the dev set ({}), which calibration and model "
+        "selection also see; give --test for figures on unseen titles",
+        s.dev.path);
   } else {
     s.test = read_records(files.test, s.labels, files.format, options);
   }

@@ -27,7 +27,7 @@ std::unique_ptr<Classifier> calibrated_on_dev(std::unique_ptr<Classifier> model,
 // What the bundle records of a trained model beside its payloads.
 struct TrainedModel {
   std::unique_ptr<Classifier> model;
-  nlohmann::json facts;             // the manifest's training facts
+  nlohmann::json facts;  // the manifest's training facts
   std::string family, out_dir, data_sha256;
   std::uint64_t seed = 1;
 };

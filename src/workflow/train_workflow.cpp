@@ -44,9 +44,15 @@ nlohmann::json fit_calibration_facts(const EvalOutcome& dev, Temperature& t) {
   const CalibrationMetrics after = compute_calibration(dev.truth, probs);
   spdlog::info("calibration on dev: T {:.3f} floor {:g}; ECE {:.4f} -> {:.4f}, NLL {:.4f} -> {:.4f}", t.temperature,
                t.floor, dev.metrics.calibration.ece, after.ece, nll_before, after.nll);
-  return {{"temperature", t.temperature}, {"floor", t.floor}, {"method", "temperature scaling, NLL on dev"},
-          {"dev_titles", dev.truth.size()}, {"dev_accuracy", dev.metrics.accuracy}, {"dev_nll_before", nll_before}, {"dev_nll_after", after.nll},
-          {"dev_ece_before", dev.metrics.calibration.ece}, {"dev_ece_after", after.ece}};
+  return {{"temperature", t.temperature},
+          {"floor", t.floor},
+          {"method", "temperature scaling, NLL on dev"},
+          {"dev_titles", dev.truth.size()},
+          {"dev_accuracy", dev.metrics.accuracy},
+          {"dev_nll_before", nll_before},
+          {"dev_nll_after", after.nll},
+          {"dev_ece_before", dev.metrics.calibration.ece},
+          {"dev_ece_after", after.ece}};
 }
 
 namespace {
@@ -84,8 +90,8 @@ TrainContext context_for(const TrainRequest& request, const Splits& splits, cons
   return ctx;
 }
 
-Manifest manifest_for(const Classifier& model, const Splits& splits, const nlohmann::json& facts,
-                      const Metrics& test, const std::string& data_sha256) {
+Manifest manifest_for(const Classifier& model, const Splits& splits, const nlohmann::json& facts, const Metrics& test,
+                      const std::string& data_sha256) {
   Manifest manifest;
   manifest.family = model.family();
   manifest.labels = splits.labels.names;
@@ -158,9 +164,12 @@ std::string init_sha256(const std::string& init) {
 
 // What a training was started with, as far as its checkpoints depend on it.
 nlohmann::json training_settings(const TrainRequest& request, const Classifier& model, const std::string& data_sha256) {
-  return {{"family", model.family()},     {"config", model.config()},
-          {"seed", request.seed},         {"data_sha256", data_sha256},
-          {"init", canonical_init(request.init_dir)}, {"init_sha256", init_sha256(request.init_dir)},
+  return {{"family", model.family()},
+          {"config", model.config()},
+          {"seed", request.seed},
+          {"data_sha256", data_sha256},
+          {"init", canonical_init(request.init_dir)},
+          {"init_sha256", init_sha256(request.init_dir)},
           {"world_size", request.distributed.world_size}};
 }
 
@@ -231,7 +240,8 @@ TrainOutcome train_model(const TrainRequest& request) {
   check_distributed(request);
   // "x/" as "x": its work folder is x.work beside it, not x/.work inside the bundle's folder.
   // Through a link (runs/latest), the bundle it names is replaced, and its work folder is beside that one.
-  const std::string out_dir = link_target(without_trailing_slashes(request.out_dir.empty() ? "runs/" + request.family : request.out_dir));
+  const std::string out_dir =
+      link_target(without_trailing_slashes(request.out_dir.empty() ? "runs/" + request.family : request.out_dir));
   if (request.distributed.rank == 0) BundleWriter::check_target(out_dir);
   const CalibrateSetting calibrate = calibrate_setting(request.config_file, request.overrides);
   refuse_calibrate_setting(request.family, calibrate);

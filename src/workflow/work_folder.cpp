@@ -37,7 +37,8 @@ void refuse_foreign(const std::string& work_dir) {
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(work_dir, ec))) return;
   if (!fs::is_directory(fs::status(work_dir, ec))) {  // a link to a folder is a folder here
-    throw UsageError(work_dir + " is not a newscls work folder (it is a file), and training keeps its checkpoints "
+    throw UsageError(work_dir +
+                     " is not a newscls work folder (it is a file), and training keeps its checkpoints "
                      "there: move it, or name another --out");
   }
   if (fs::is_regular_file(settings_path(work_dir), ec) || fs::is_empty(work_dir, ec)) return;
@@ -46,7 +47,8 @@ void refuse_foreign(const std::string& work_dir) {
   for (const fs::directory_entry& e : fs::directory_iterator(work_dir, ec)) {
     if (++listed <= 10) names += (names.empty() ? "" : ", ") + e.path().filename().string();
   }
-  throw UsageError(work_dir + " holds files without newscls's record of a training (" + names + (listed > 10 ? ", ..." : "") +
+  throw UsageError(work_dir + " holds files without newscls's record of a training (" + names +
+                   (listed > 10 ? ", ..." : "") +
                    "), and training would replace them with its checkpoints: move them, or name another --out");
 }
 
@@ -82,8 +84,9 @@ void add_change(std::string& out, const std::string& key, const nlohmann::json& 
   if (!out.empty()) out += ", ";
   // A content hash names which input changed; its 64 digits say nothing else a user can use.
   const std::string hash_suffix = "_sha256";
-  if (key.size() > hash_suffix.size() && key.compare(key.size() - hash_suffix.size(), hash_suffix.size(), hash_suffix) == 0 &&
-      before.is_string() && now.is_string()) {
+  if (key.size() > hash_suffix.size() &&
+      key.compare(key.size() - hash_suffix.size(), hash_suffix.size(), hash_suffix) == 0 && before.is_string() &&
+      now.is_string()) {
     out += key.substr(0, key.size() - hash_suffix.size()) + ": other content, sha256 " +
            before.get<std::string>().substr(0, 12) + "... -> " + now.get<std::string>().substr(0, 12) + "...";
     return;
@@ -114,8 +117,8 @@ std::string describe_changes(const nlohmann::json& before, const nlohmann::json&
   return out;
 }
 
-bool prepare_work_folder(const std::string& work_dir, const nlohmann::json& recorded, bool resume,
-                         ChangedWork changed, const std::vector<std::string>& unchecked) {
+bool prepare_work_folder(const std::string& work_dir, const nlohmann::json& recorded, bool resume, ChangedWork changed,
+                         const std::vector<std::string>& unchecked) {
   if (!holds_work(work_dir)) {
     // train --resume by hand (the pipeline continues every stage it can, changed or not): a
     // mistyped --out, or a run stopped before its first checkpoint, trains in full.
@@ -136,8 +139,7 @@ bool prepare_work_folder(const std::string& work_dir, const nlohmann::json& reco
     return false;
   }
   if (before.is_null()) {
-    spdlog::warn("--resume: {} does not record the settings it was started with; continuing it unchecked",
-                 work_dir);
+    spdlog::warn("--resume: {} does not record the settings it was started with; continuing it unchecked", work_dir);
     record(work_dir, recorded);
     return true;
   }

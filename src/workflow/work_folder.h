@@ -25,8 +25,8 @@ enum class ChangedWork {
 // otherwise; either way it records the settings from now on.
 // Config keys named in `unchecked` (how a run goes, not what it computes: threads) are
 // recorded but not compared.
-bool prepare_work_folder(const std::string& work_dir, const nlohmann::json& settings, bool resume,
-                         ChangedWork changed, const std::vector<std::string>& unchecked = {});
+bool prepare_work_folder(const std::string& work_dir, const nlohmann::json& settings, bool resume, ChangedWork changed,
+                         const std::vector<std::string>& unchecked = {});
 
 // For a process that must not write the folder (a distributed rank other than 0, which may
 // share it): throws the usage error prepare_work_folder would when resuming work recorded

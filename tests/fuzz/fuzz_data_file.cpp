@@ -1,6 +1,6 @@
 // Fuzzes the data-file readers on a file holding the input: read_labeled_file (strict and
-// skipping bad lines), TitleReader, read_class_file and read_feed (an adaptation's feed). Each must either return data that
-// keeps its documented promises or throw DataError/IoError; anything else is a finding.
+// skipping bad lines), TitleReader, read_class_file and read_feed (an adaptation's feed). Each must either return data
+// that keeps its documented promises or throw DataError/IoError; anything else is a finding.
 #include <cstdint>
 #include <set>
 #include <string>
@@ -93,8 +93,8 @@ void read_feed(const std::string& path) {
       NEWSCLS_FUZZ_CHECK(seen.insert(t).second);
     }
     NEWSCLS_FUZZ_CHECK(feed.titles.size() <= options.max_titles);
-    NEWSCLS_FUZZ_CHECK(feed.titles.size() + feed.blank + feed.duplicates + feed.too_long + feed.bad + feed.sampled_out ==
-                       feed.lines);
+    NEWSCLS_FUZZ_CHECK(
+        feed.titles.size() + feed.blank + feed.duplicates + feed.too_long + feed.bad + feed.sampled_out == feed.lines);
   } catch (const DataError&) {
   } catch (const IoError&) {
   }

@@ -26,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   NEWSCLS_FUZZ_CHECK(engine.num_labels == kLabels);
   NEWSCLS_FUZZ_CHECK(engine.table.size() == static_cast<std::size_t>(engine.rows()) * kLabels);
-  NEWSCLS_FUZZ_CHECK(engine.row_weights.empty() || engine.row_weights.size() == static_cast<std::size_t>(engine.rows()));
+  NEWSCLS_FUZZ_CHECK(engine.row_weights.empty() ||
+                     engine.row_weights.size() == static_cast<std::size_t>(engine.rows()));
   newscls::fasttext::Predictor predictor(engine);
   for (const char* title : {"", "a", "体育新闻 nba", "\xef\xbf\xbd\xef\xbf\xbd", "aaaaaaaaaaaaaaaaaaaaaaaa"}) {
     const std::vector<float>& probs = predictor.probs(title);

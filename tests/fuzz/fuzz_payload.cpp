@@ -79,10 +79,26 @@ Field make_field(Source& s) {
     case 3: return s.take<std::int32_t>();
     case 4: return s.take<float>();
     case 5: return s.take<double>();
-    case 6: { std::string v; for (std::size_t i = 0; i < len; ++i) v.push_back(s.take<char>()); return v; }
-    case 7: { std::vector<float> v; for (std::size_t i = 0; i < len; ++i) v.push_back(s.take<float>()); return v; }
-    case 8: { std::vector<std::int32_t> v; for (std::size_t i = 0; i < len; ++i) v.push_back(s.take<std::int32_t>()); return v; }
-    default: { std::vector<std::uint32_t> v; for (std::size_t i = 0; i < len; ++i) v.push_back(s.take<std::uint32_t>()); return v; }
+    case 6: {
+      std::string v;
+      for (std::size_t i = 0; i < len; ++i) v.push_back(s.take<char>());
+      return v;
+    }
+    case 7: {
+      std::vector<float> v;
+      for (std::size_t i = 0; i < len; ++i) v.push_back(s.take<float>());
+      return v;
+    }
+    case 8: {
+      std::vector<std::int32_t> v;
+      for (std::size_t i = 0; i < len; ++i) v.push_back(s.take<std::int32_t>());
+      return v;
+    }
+    default: {
+      std::vector<std::uint32_t> v;
+      for (std::size_t i = 0; i < len; ++i) v.push_back(s.take<std::uint32_t>());
+      return v;
+    }
   }
 }
 
@@ -101,7 +117,9 @@ struct Writer {
 };
 
 template <typename T>
-bool same_bits(const T& a, const T& b) { return std::memcmp(&a, &b, sizeof(T)) == 0; }
+bool same_bits(const T& a, const T& b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
 
 template <typename T>
 bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {

@@ -15,9 +15,9 @@
 namespace {
 
 const std::vector<newscls::llm::LabelName>& names() {
-  static const auto* n = new std::vector<newscls::llm::LabelName>(newscls::llm::label_names_for(
-      newscls::LabelSet{{"finance", "realty", "stocks", "education", "science", "society", "politics", "sports",
-                         "game", "entertainment"}}));
+  static const auto* n = new std::vector<newscls::llm::LabelName>(
+      newscls::llm::label_names_for(newscls::LabelSet{{"finance", "realty", "stocks", "education", "science", "society",
+                                                       "politics", "sports", "game", "entertainment"}}));
   return *n;
 }
 

@@ -12,12 +12,12 @@
 #include <string>
 #include <string_view>
 
-#define NEWSCLS_FUZZ_CHECK(cond)                                                  \
-  do {                                                                            \
-    if (!(cond)) {                                                                \
+#define NEWSCLS_FUZZ_CHECK(cond)                                                        \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
       std::fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                               \
-    }                                                                             \
+      std::abort();                                                                     \
+    }                                                                                   \
   } while (0)
 
 namespace newscls::fuzz {

@@ -16,16 +16,12 @@ namespace newscls::testing {
 
 inline std::vector<nlohmann::json> refused_values(const ConfigKey& key) {
   switch (key.type) {
-    case ConfigKey::Type::kInteger:
-      return {static_cast<long long>(key.min) - 1, static_cast<long long>(key.max) + 1};
-    case ConfigKey::Type::kNumber:
-      return {key.min - 1, key.max + 1};
-    case ConfigKey::Type::kBoolean:
-      return {"yes"};
+    case ConfigKey::Type::kInteger: return {static_cast<long long>(key.min) - 1, static_cast<long long>(key.max) + 1};
+    case ConfigKey::Type::kNumber: return {key.min - 1, key.max + 1};
+    case ConfigKey::Type::kBoolean: return {"yes"};
     case ConfigKey::Type::kText:
       return key.choices.empty() ? std::vector<nlohmann::json>{true} : std::vector<nlohmann::json>{"no-such-value"};
-    default:
-      return {"text"};
+    default: return {"text"};
   }
 }
 

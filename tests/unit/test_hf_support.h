@@ -53,7 +53,8 @@ inline std::string safetensors_image(const std::vector<StTensor>& tensors) {
   header["__metadata__"] = {{"format", "pt"}};
   std::string data;
   for (const StTensor& t : tensors) {
-    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
+    header[t.name] = {
+        {"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
     data += t.bytes;
   }
   return safetensors_image(header.dump(), data);

@@ -15,8 +15,8 @@ namespace newscls::testing {
 // runs at once (two build trees, ctest -j) never share a directory.
 inline const std::filesystem::path& scratch_root() {
   struct Root {
-    std::filesystem::path path = std::filesystem::temp_directory_path() /
-                                 ("newscls-unit-" + std::to_string(::getpid()));
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("newscls-unit-" + std::to_string(::getpid()));
     ~Root() {
       std::error_code ignored;
       std::filesystem::remove_all(path, ignored);
@@ -28,8 +28,7 @@ inline const std::filesystem::path& scratch_root() {
 
 inline std::string scratch_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::filesystem::path dir =
-      scratch_root() / (std::string(info->test_suite_name()) + "." + info->name());
+  const std::filesystem::path dir = scratch_root() / (std::string(info->test_suite_name()) + "." + info->name());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();

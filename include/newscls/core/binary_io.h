@@ -87,11 +87,17 @@ class PayloadWriter {
   // A block of n elements (T: a fixed-size integer or float), after zero padding up to a
   // multiple of sizeof(T); the reader must learn n from a field written before it.
   template <typename T>
-  void block(const T* data, std::size_t n) { raw_block(data, n * sizeof(T), sizeof(T)); }
+  void block(const T* data, std::size_t n) {
+    raw_block(data, n * sizeof(T), sizeof(T));
+  }
   template <typename T>
-  void block(const std::vector<T>& v) { block(v.data(), v.size()); }
+  void block(const std::vector<T>& v) {
+    block(v.data(), v.size());
+  }
   template <typename T>
-  void block(const PayloadArray<T>& a) { block(a.data(), a.size()); }
+  void block(const PayloadArray<T>& a) {
+    block(a.data(), a.size());
+  }
   // Flushes and closes; throws IoError on any write failure.
   void finish();
 

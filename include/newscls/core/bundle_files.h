@@ -19,7 +19,7 @@ inline constexpr const char* kEvalFiles[] = {kMetricsFile, kPredictionsFile, kCo
                                              kRiskCoverageFile};
 
 inline constexpr const char* kDumpIndexFile = "dumps.json";
-inline constexpr const char* kDumpStagingPrefix = ".dumping";  // StagingFolder adds ".<suffix>"
+inline constexpr const char* kDumpStagingPrefix = ".dumping";                 // StagingFolder adds ".<suffix>"
 inline constexpr const char* kDumpExtensions[] = {".json", ".npy", ".html"};  // one title's files
 
 // "12.npy" -> 12; nullopt for a name that is not one of a title's dump files ("012.json",

@@ -28,12 +28,12 @@
 namespace newscls {
 
 struct Prediction {
-  int label = kUnknownLabel;      // kUnknownLabel when the model gave no usable answer
-  float score = 0;                // probability of `label`
-  std::vector<float> probs;       // one per class; empty for an unknown answer
-  int stage = -1;                 // which member of a cascade answered; -1 elsewhere
-  bool abstained = false;         // not answered at all (a blank title); label unknown
-  bool failed = false;            // no request got a reply (an LLM's retries ran out); label unknown
+  int label = kUnknownLabel;  // kUnknownLabel when the model gave no usable answer
+  float score = 0;            // probability of `label`
+  std::vector<float> probs;   // one per class; empty for an unknown answer
+  int stage = -1;             // which member of a cascade answered; -1 elsewhere
+  bool abstained = false;     // not answered at all (a blank title); label unknown
+  bool failed = false;        // no request got a reply (an LLM's retries ran out); label unknown
 };
 
 // The most probable class of a probability vector (the first on ties).
@@ -57,7 +57,7 @@ struct DistributedSettings {
   int rank = 0;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
-  int timeout_s = 300;            // a rank silent this long is reported lost
+  int timeout_s = 300;  // a rank silent this long is reported lost
   bool enabled() const { return world_size > 1; }
 };
 
@@ -76,7 +76,7 @@ struct TrainContext {
   // Scratch space that survives the run (checkpoints for --resume); never the bundle dir.
   std::string work_dir;
   bool resume = false;
-  std::string init_dir;           // e.g. a pretrained encoder (bert --init DIR or hf:DIR)
+  std::string init_dir;  // e.g. a pretrained encoder (bert --init DIR or hf:DIR)
   // Config keys the user gave (--set whatever its value, a --config file's keys off their
   // default): a key --init fixes is refused when given, even at its default value.
   std::vector<std::string> given_keys;

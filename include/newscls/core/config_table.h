@@ -38,7 +38,7 @@ struct ConfigKey {
   std::vector<std::string> choices;  // kText: the accepted values; empty: any text
   std::string doc;
   Absent absent = Absent::kRefused;
-  nlohmann::json absent_value;       // kValue
+  nlohmann::json absent_value;  // kValue
 
   static ConfigKey integer(std::string name, long long value, long long min, long long max, std::string doc);
   static ConfigKey number(std::string name, double value, double min, double max, std::string doc);
@@ -81,10 +81,10 @@ struct Field {
 template <class S, class T, class... Rest>
 Field<S> field(T S::*first, Rest... rest) {
   return {[=](S& s, const nlohmann::json& v) {
-            auto& member = ((s.*first) .* ... .* rest);
+            auto& member = ((s.*first).*....*rest);
             member = v.get<std::remove_reference_t<decltype(member)>>();
           },
-          [=](const S& s) { return nlohmann::json(((s.*first) .* ... .* rest)); }};
+          [=](const S& s) { return nlohmann::json(((s.*first).*....*rest)); }};
 }
 
 // A member of another type than the JSON value: an enum read from its name.

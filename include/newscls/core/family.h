@@ -31,7 +31,7 @@ namespace newscls {
 
 // `newscls pretrain`: an encoder learnt from unlabelled use of the training titles.
 struct PretrainContext {
-  nlohmann::json config;          // the family's full effective config
+  nlohmann::json config;  // the family's full effective config
   const Dataset* train = nullptr;
   const LabelSet* labels = nullptr;
   // A reader's feed (adaptation): pretrained on beside the training titles, and its frequent
@@ -56,20 +56,20 @@ struct ImportContext {
 // `newscls compress`: a smaller or faster bundle made from a trained one (compress_workflow.h
 // measures it beside the original afterwards).
 struct CompressContext {
-  std::string method;                    // e.g. "prune", "quantize", "distill"
-  std::string model_dir;                 // the bundle to compress (for distillation, the teacher)
-  std::vector<std::string> overrides;    // the method's settings, key=value
+  std::string method;                  // e.g. "prune", "quantize", "distill"
+  std::string model_dir;               // the bundle to compress (for distillation, the teacher)
+  std::vector<std::string> overrides;  // the method's settings, key=value
   const Dataset* train = nullptr;
   const Dataset* dev = nullptr;
   const LabelSet* labels = nullptr;
-  std::vector<std::string> unlabelled;   // extra titles without labels (distillation)
+  std::vector<std::string> unlabelled;  // extra titles without labels (distillation)
   // Soft labels of the teachers (--teacher, any family; default the bundle itself): one row
   // of probabilities per title, averaged over the teachers. Set by the workflow, which can load
   // any family; a family cannot.
   std::function<std::vector<std::vector<float>>(const std::vector<std::string>&)> teacher_probs;
   std::uint64_t seed = 1;
   int threads = 1;
-  std::string out_dir;                   // the new bundle, committed atomically
+  std::string out_dir;  // the new bundle, committed atomically
 };
 
 // How the compress workflow averages the teachers' probabilities for a method that learns

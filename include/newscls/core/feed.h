@@ -27,7 +27,7 @@ constexpr std::size_t kMaxFeedTitleBytes = 1024;
 
 struct FeedOptions {
   std::size_t max_titles = 200000;
-  std::uint64_t seed = 1;           // the reservoir sample's
+  std::uint64_t seed = 1;  // the reservoir sample's
   bool skip_bad_lines = false;
 };
 
@@ -35,7 +35,7 @@ struct Feed {
   std::string path;
   std::vector<std::string> titles;  // distinct, in the order read (a sampled feed: reservoir order)
   std::size_t lines = 0, blank = 0, duplicates = 0, too_long = 0, bad = 0, with_tab = 0, sampled_out = 0;
-  std::string sha256;               // of the lines as read, each ended by "\n"
+  std::string sha256;  // of the lines as read, each ended by "\n"
   // path, lines, titles used, sha256 and each count, for the manifest and `info`.
   nlohmann::json facts() const;
 };

@@ -95,8 +95,7 @@ struct Metrics {
   CalibrationMetrics calibration;  // filled by the eval workflow when the model gives probabilities
 };
 
-Metrics compute_metrics(const std::vector<int>& truth, const std::vector<int>& predicted,
-                        const LabelSet& labels);
+Metrics compute_metrics(const std::vector<int>& truth, const std::vector<int>& predicted, const LabelSet& labels);
 nlohmann::json to_json(const Metrics& m);
 std::string format_metrics_table(const Metrics& m);
 

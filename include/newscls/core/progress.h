@@ -13,8 +13,8 @@
 namespace newscls {
 
 struct ProgressPace {
-  double quiet_s = 2.0;           // work that ends sooner draws nothing
-  double log_interval_s = 10.0;   // one log line this often when stderr is no terminal
+  double quiet_s = 2.0;          // work that ends sooner draws nothing
+  double log_interval_s = 10.0;  // one log line this often when stderr is no terminal
 };
 
 class Progress {

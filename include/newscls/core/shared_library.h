@@ -3,7 +3,8 @@
 // libraries, beside the running executable; opened once and never closed, since what they
 // define lives until the process ends.
 //
-//   auto entry = reinterpret_cast<Entry>(library_symbol(library_beside_tool(BUILT_AT), "model family 'bert'", "newscls_family"));
+//   auto entry = reinterpret_cast<Entry>(library_symbol(library_beside_tool(BUILT_AT), "model family 'bert'",
+//   "newscls_family"));
 #pragma once
 
 #include <string>

@@ -39,7 +39,7 @@ struct PipelineRequest {
   int threads = 1;  // resolved (>= 1): the app turns --threads 0 into the core count
   bool resume = false;
   bool skip_bad_lines = false;
-  std::size_t attention_titles = 3;    // BERT attention heatmaps shown in the report
+  std::size_t attention_titles = 3;  // BERT attention heatmaps shown in the report
   // After a stage whose family offers this compression method (Family::compress_methods), a
   // stage "<stage>-<method>" compresses its bundle with the method's default settings
   // (newscls compress) into the run folder; "" for none. quantize: chosen on dev
@@ -58,7 +58,7 @@ const char* to_string(StageStatus status);
 struct StageResult {
   std::string stage;
   StageStatus status = StageStatus::kDone;
-  std::string reason;                  // why skipped or failed
+  std::string reason;  // why skipped or failed
   double wall_seconds = 0;
 };
 

@@ -27,7 +27,6 @@ std::string normalize_title(std::string_view title, bool fold_punctuation);
 
 // Contiguous character n-grams of orders n_min..n_max, in order of position then order.
 // Spaces are characters too; grams consisting only of a space are dropped.
-std::vector<std::string> char_ngrams(const std::vector<std::string_view>& chars, int n_min,
-                                     int n_max);
+std::vector<std::string> char_ngrams(const std::vector<std::string_view>& chars, int n_min, int n_max);
 
 }  // namespace newscls

@@ -22,7 +22,7 @@ class SpmBackend;  // SentencePiece behind a privately loaded plugin (src/text/s
 struct SubwordOptions {
   int vocab_size = 8000;
   double character_coverage = 0.9995;
-  std::string model_type = "unigram";  // unigram | bpe | char
+  std::string model_type = "unigram";         // unigram | bpe | char
   std::string vocab_size_key = "vocab_size";  // the config key an error names (SentencePiece's fail on the size)
 };
 

@@ -44,21 +44,21 @@ namespace newscls {
 constexpr int kDefaultAnswerCopies = 5;
 
 struct AdaptRequest {
-  std::string model_dir;             // the bundle to adapt (read only)
-  std::string unlabeled;             // the feed, one title per line; "-" = stdin
-  std::string out_dir;               // the adapted bundle
-  std::string data_dir;              // "" = the data folder the bundle was trained on (its manifest)
-  DataFiles files;                   // labelled files instead of a folder (--train, --dev, --test)
+  std::string model_dir;                  // the bundle to adapt (read only)
+  std::string unlabeled;                  // the feed, one title per line; "-" = stdin
+  std::string out_dir;                    // the adapted bundle
+  std::string data_dir;                   // "" = the data folder the bundle was trained on (its manifest)
+  DataFiles files;                        // labelled files instead of a folder (--train, --dev, --test)
   std::vector<std::string> teacher_dirs;  // bundles voting beside the model (co-training)
   SelfTraining self_training;
   // key=value over the bundle's config for the retraining and continued pretraining (--set),
   // e.g. continued_pretrain_epochs=20 for longer continued pretraining (bert); not for a cascade.
   std::vector<std::string> overrides;
-  std::vector<std::string> label_files;   // the reader's answers to `ask` (--labels)
+  std::vector<std::string> label_files;  // the reader's answers to `ask` (--labels)
   FormatOptions label_format = default_answer_format();
   int answer_copies = kDefaultAnswerCopies;  // how many times an answered title counts in training
   std::uint64_t seed = 1;
-  int threads = 1;                   // resolved (>= 1): the app turns --threads 0 into the core count
+  int threads = 1;  // resolved (>= 1): the app turns --threads 0 into the core count
   bool skip_bad_lines = false;
 };
 

@@ -31,10 +31,10 @@ struct AskRequest {
   std::string out;                       // the CSV; "-" = stdout
   std::vector<std::string> label_files;  // answers already given: their titles are not asked again
   FormatOptions label_format = default_answer_format();
-  std::string strategy = "active";       // one of ask_strategy_names()
-  std::uint64_t seed = 1;                // random's draw
-  int threads = 1;                       // resolved (>= 1)
-  bool skip_bad_lines = false;           // the feed's
+  std::string strategy = "active";  // one of ask_strategy_names()
+  std::uint64_t seed = 1;           // random's draw
+  int threads = 1;                  // resolved (>= 1)
+  bool skip_bad_lines = false;      // the feed's
 };
 
 struct AskOutcome {

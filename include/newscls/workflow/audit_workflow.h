@@ -22,23 +22,23 @@ namespace newscls {
 
 struct AuditRequest {
   std::string family;
-  std::string data_dir;        // "" = the default search (resolve_data_dir)
-  DataFiles files;             // --train [--classes] [--dev] instead of a data folder (test unused)
-  std::string out;             // the CSV; "-" = stdout
+  std::string data_dir;  // "" = the default search (resolve_data_dir)
+  DataFiles files;       // --train [--classes] [--dev] instead of a data folder (test unused)
+  std::string out;       // the CSV; "-" = stdout
   std::string config_file;
   std::vector<std::string> overrides;  // key=value, the family's config for the folds
   int folds = 5;
-  std::string filter = "class";        // one of audit_filter_names() (class: chosen on dev, docs/CLI.md)
+  std::string filter = "class";  // one of audit_filter_names() (class: chosen on dev, docs/CLI.md)
   std::uint64_t seed = 1;
-  int threads = 1;             // resolved (>= 1)
+  int threads = 1;  // resolved (>= 1)
   bool skip_bad_lines = false;
 };
 
 struct AuditOutcome {
-  std::size_t titles = 0;      // in the training file
-  std::size_t judged = 0;      // with out-of-fold probabilities
-  std::size_t flagged = 0;     // rows written
-  double out_of_fold_accuracy = 0;  // against the given labels
+  std::size_t titles = 0;                                  // in the training file
+  std::size_t judged = 0;                                  // with out-of-fold probabilities
+  std::size_t flagged = 0;                                 // rows written
+  double out_of_fold_accuracy = 0;                         // against the given labels
   std::vector<std::pair<std::string, std::size_t>> pairs;  // "given -> suggested", most frequent first
   double seconds = 0;
 };

@@ -20,13 +20,13 @@ namespace newscls {
 
 struct CompressRequest {
   std::string method, model_dir, out_dir, data_dir;
-  std::vector<std::string> overrides;      // the method's settings, key=value
-  std::vector<std::string> teacher_dirs;   // soft-label teachers; empty = model_dir alone
-  std::string unlabelled_file;             // extra titles, one per line
+  std::vector<std::string> overrides;     // the method's settings, key=value
+  std::vector<std::string> teacher_dirs;  // soft-label teachers; empty = model_dir alone
+  std::string unlabelled_file;            // extra titles, one per line
   std::uint64_t seed = 1;
-  int threads = 1;                         // resolved (>= 1): the app turns --threads 0 into the core count
+  int threads = 1;  // resolved (>= 1): the app turns --threads 0 into the core count
   bool skip_bad_lines = false;
-  std::size_t speed_titles = 0;            // titles/s measured on the first N dev titles; 0 = all
+  std::size_t speed_titles = 0;  // titles/s measured on the first N dev titles; 0 = all
   int speed_rounds = 2;
 };
 

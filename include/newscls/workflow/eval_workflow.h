@@ -23,7 +23,7 @@ namespace newscls {
 
 struct EvalOptions {
   std::uint64_t seed = 1;
-  std::size_t limit = 0;            // 0 = every title; else a stratified sample
+  std::size_t limit = 0;  // 0 = every title; else a stratified sample
   std::string progress_label = "eval";
 };
 
@@ -32,11 +32,10 @@ struct EvalOutcome {
   std::vector<std::size_t> indices;  // positions in the dataset that were evaluated
   std::vector<int> truth;            // their true labels
   std::vector<Prediction> predictions;
-  std::size_t sampled_from = 0;      // the dataset's size when a limit sampled it; else 0
+  std::size_t sampled_from = 0;  // the dataset's size when a limit sampled it; else 0
 };
 
-EvalOutcome evaluate_model(Classifier& model, const Dataset& data, const LabelSet& labels,
-                           const EvalOptions& options);
+EvalOutcome evaluate_model(Classifier& model, const Dataset& data, const LabelSet& labels, const EvalOptions& options);
 
 // metrics.json content of an evaluation (with ECE/NLL/Brier, the risk-coverage curve and, for a
 // cascade, the share each stage answered), and its files next to it: confusion.svg,
@@ -52,13 +51,13 @@ std::string figure_caption(const std::string& bundle_dir, const std::string& fam
 
 struct EvalRequest {
   std::string model_dir, data_dir, split = "test", input, out;  // out "" = <model_dir>/metrics.json
-  FormatOptions format;             // how input is read (newscls/core/record_reader.h)
+  FormatOptions format;                                         // how input is read (newscls/core/record_reader.h)
   std::uint64_t seed = 1;
-  int threads = 1;                  // resolved (>= 1): the app turns --threads 0 into the core count
+  int threads = 1;  // resolved (>= 1): the app turns --threads 0 into the core count
   bool skip_bad_lines = false;
-  std::size_t dump_attention = 0;   // attention dumps of the first N titles, into attention/
-  double min_score = -1;            // >= 0: report coverage and accuracy of the titles answered
-  bool uncalibrated = false;        // ignore the bundle's calibration (to compare before/after)
+  std::size_t dump_attention = 0;  // attention dumps of the first N titles, into attention/
+  double min_score = -1;           // >= 0: report coverage and accuracy of the titles answered
+  bool uncalibrated = false;       // ignore the bundle's calibration (to compare before/after)
   // Fit the calibration on this split (dev only) and store it in the bundle's manifest: for
   // bundles trained before calibration existed.
   bool fit_calibration = false;
@@ -67,7 +66,7 @@ struct EvalRequest {
 struct EvalRun {
   std::string family, data_path;
   Metrics metrics;
-  nlohmann::json report;            // what metrics.json holds
+  nlohmann::json report;  // what metrics.json holds
 };
 
 // The model's attention dumps of titles into dir as 0..n-1.{json,npy,html}; the dumps of an

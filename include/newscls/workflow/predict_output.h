@@ -2,9 +2,9 @@
 //   {"title":…,"label":…,"label_id":n,"score":p,"top_k":[{"label":…,"score":…},…]}
 // or TSV `title<TAB>label<TAB>score`. Scores are printed as %.6g; an unknown answer has the
 // label "unknown" and label_id -1. With a minimum score set, a title scored below it, or
-// answered "unknown" (an LLM's reply naming no class), is not answered: "label":null, "label_id":-1, "abstained":true (TSV: an empty label), and answered
-// lines carry "abstained":false. A blank title is never answered (Prediction::abstained): it
-// is written so whatever the minimum score, with score 0 and an empty top_k. A cascade's
+// answered "unknown" (an LLM's reply naming no class), is not answered: "label":null, "label_id":-1, "abstained":true
+// (TSV: an empty label), and answered lines carry "abstained":false. A blank title is never answered
+// (Prediction::abstained): it is written so whatever the minimum score, with score 0 and an empty top_k. A cascade's
 // answers add "stage" (the member that answered). Built by hand: a json value per field made
 // formatting cost about 10% of tfidf-rf's prediction time.
 //

@@ -15,8 +15,8 @@ struct PredictRequest {
   std::string model_dir, input = "-", output = "-";  // "-" = stdin, stdout
   PredictionFormat format = PredictionFormat::kJsonl;
   int top_k = 3;
-  int threads = 1;                  // resolved (>= 1): the app turns --threads 0 into the core count
-  double min_score = -1;            // >= 0: abstain below this calibrated top score
+  int threads = 1;        // resolved (>= 1): the app turns --threads 0 into the core count
+  double min_score = -1;  // >= 0: abstain below this calibrated top score
 };
 
 // Returns the number of titles predicted.

@@ -22,15 +22,15 @@ struct PretrainRequest {
   std::string out_dir;                 // "" = runs/<family>-encoder
   std::vector<std::string> overrides;  // key=value
   std::uint64_t seed = 1;
-  int threads = 1;                     // resolved (>= 1): the app turns --threads 0 into the core count
+  int threads = 1;  // resolved (>= 1): the app turns --threads 0 into the core count
   bool skip_bad_lines = false;
   DistributedSettings distributed;
 };
 
 struct PretrainOutcome {
   std::string out_dir;
-  nlohmann::json facts;                // the family's pretraining facts
-  bool wrote_bundle = true;            // false on a distributed rank other than 0
+  nlohmann::json facts;      // the family's pretraining facts
+  bool wrote_bundle = true;  // false on a distributed rank other than 0
 };
 
 PretrainOutcome run_pretrain(const PretrainRequest& options);

@@ -32,7 +32,8 @@ const Family& find_family(const std::string& name);
 const Family& family_of_bundle(const Bundle& bundle);
 
 // Refuses (ModelFormatError) a bundle that cannot give classes: a part for training (an
-// encoder bundle) or a model without a head; each names the command that makes a classifier of it. Loading refuses only the first, as embed and attention use the second.
+// encoder bundle) or a model without a head; each names the command that makes a classifier of it. Loading refuses only
+// the first, as embed and attention use the second.
 void require_classes(const Bundle& bundle);
 
 std::unique_ptr<Classifier> make_classifier(const std::string& family);

@@ -29,23 +29,23 @@ struct SelfTraining {
   // default_self_training_rounds().
   static constexpr int kFamilyRounds = -1;
   int rounds = kFamilyRounds;
-  double min_confidence = 0.9;       // mean calibrated probability of the agreed class
-  double share_tolerance = 1.5;      // a class keeps at most this times its labelled share
-  double stable_change = 0.02;       // stop when fewer than this share of kept labels changed
-  int pseudo_copies = 1;             // each kept feed title counts this many times in training
+  double min_confidence = 0.9;           // mean calibrated probability of the agreed class
+  double share_tolerance = 1.5;          // a class keeps at most this times its labelled share
+  double stable_change = 0.02;           // stop when fewer than this share of kept labels changed
+  int pseudo_copies = 1;                 // each kept feed title counts this many times in training
   std::size_t max_feed_titles = 200000;  // a larger feed is sampled as it is streamed
-  bool pretrain = true;              // a family that pretrains an encoder pretrains on the feed too
+  bool pretrain = true;                  // a family that pretrains an encoder pretrains on the feed too
   nlohmann::json to_json() const;
-  void check() const;                // UsageError naming the option out of range
+  void check() const;  // UsageError naming the option out of range
   // These settings with rounds resolved for the family.
   SelfTraining for_family(const std::string& family) const;
 };
 
 struct TrainRequest {
   std::string family;
-  std::string data_dir;             // "" = default search (see resolve_data_dir)
-  DataFiles files;                  // --train [--dev] [--test] instead of a data folder
-  std::string out_dir;              // "" = runs/<family>
+  std::string data_dir;  // "" = default search (see resolve_data_dir)
+  DataFiles files;       // --train [--dev] [--test] instead of a data folder
+  std::string out_dir;   // "" = runs/<family>
   std::string config_file;
   std::vector<std::string> overrides;  // key=value
   // When set, the family's effective config as the caller built it (the pipeline: built and
@@ -53,9 +53,9 @@ struct TrainRequest {
   // config_file and overrides; the workflow-level overrides (calibrate) still apply.
   nlohmann::json config;
   std::uint64_t seed = 1;
-  int threads = 1;                  // resolved (>= 1): the app turns --threads 0 into the core count
+  int threads = 1;  // resolved (>= 1): the app turns --threads 0 into the core count
   bool skip_bad_lines = false;
-  bool resume = false;              // continue from work_dir_for(out_dir) (families that resume)
+  bool resume = false;  // continue from work_dir_for(out_dir) (families that resume)
   // What --resume does with a work folder started with other settings: false refuses (a
   // usage error naming what changed), true trains anew (the pipeline).
   bool restart_changed_work = false;

@@ -17,8 +17,7 @@ torch::Tensor soften_probabilities(const torch::Tensor& probs, double temperatur
   return torch::log_softmax(probs.clamp_min(1e-8).log() / temperature, 1);
 }
 
-torch::Tensor attention_kl(const torch::Tensor& teacher, const torch::Tensor& student,
-                           const torch::Tensor& key_valid) {
+torch::Tensor attention_kl(const torch::Tensor& teacher, const torch::Tensor& student, const torch::Tensor& key_valid) {
   if (teacher.dim() != 4 || student.dim() != 4 || teacher.size(-1) != student.size(-1)) {
     throw UsageError("attention_kl needs (batch, heads, queries, keys) weights of equal length");
   }
@@ -33,7 +32,7 @@ torch::Tensor attention_kl(const torch::Tensor& teacher, const torch::Tensor& st
   const double tiny = 1e-30;
   const torch::Tensor terms = t * (t.clamp_min(tiny).log() - s.clamp_min(tiny).log());
   const torch::Tensor rows = torch::where(keys, terms, torch::zeros_like(terms)).sum(-1);  // (B,H,T)
-  const torch::Tensor queries = valid.unsqueeze(1).to(rows.scalar_type());                  // (B,1,T)
+  const torch::Tensor queries = valid.unsqueeze(1).to(rows.scalar_type());                 // (B,1,T)
   const torch::Tensor count = queries.sum() * rows.size(1);
   return (rows * queries).sum() / count.clamp_min(1.0);
 }

@@ -26,8 +26,7 @@ torch::Tensor soften_probabilities(const torch::Tensor& probs, double temperatur
 // KL(teacher row || student row) of attention weights (B, H, T, T), summed over the real keys
 // (key_valid (B, T) true; padded keys carry no weight in either) and averaged over heads and
 // real query rows. Differing head counts: both sides are first averaged over their heads.
-torch::Tensor attention_kl(const torch::Tensor& teacher, const torch::Tensor& student,
-                           const torch::Tensor& key_valid);
+torch::Tensor attention_kl(const torch::Tensor& teacher, const torch::Tensor& student, const torch::Tensor& key_valid);
 
 // The teacher layer each student layer learns from: student layer i (0-based) of Ls takes
 // teacher layer floor((i + 1) * Lt / Ls) - 1, the last of its block of teacher layers.

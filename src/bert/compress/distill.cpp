@@ -109,9 +109,9 @@ namespace {
 // Everything the per-step loss reads.
 struct DistillLoss {
   DistillSettings s;
-  torch::Tensor teacher_log_t;           // (N, C) softened teacher log-probabilities; undefined if alpha 0
+  torch::Tensor teacher_log_t;               // (N, C) softened teacher log-probabilities; undefined if alpha 0
   mutable ClassifierModel teacher{nullptr};  // for the attention term
-  std::vector<std::int64_t> layer_map;   // student layer -> teacher layer
+  std::vector<std::int64_t> layer_map;       // student layer -> teacher layer
 
   torch::Tensor operator()(ClassifierModel& model, const Batch& batch) const {
     const bool attend = s.attention_weight > 0;
@@ -125,7 +125,8 @@ struct DistillLoss {
     }
     const torch::Tensor labelled = batch.labels.ge(0);
     if (s.alpha < 1 && labelled.any().item<bool>()) {
-      total = total + (1 - s.alpha) * torch::cross_entropy_loss(logits.index({labelled}), batch.labels.index({labelled}));
+      total =
+          total + (1 - s.alpha) * torch::cross_entropy_loss(logits.index({labelled}), batch.labels.index({labelled}));
     }
     if (attend) total = total + s.attention_weight * attention_term(enc.weights, batch);
     return total;
@@ -202,20 +203,34 @@ nlohmann::json distill_defaults() {
   c["batch_size"] = 64;
   c["max_steps"] = 0;
   c["teacher_weights"] = "equal";
-  c["_doc"] = {
-      {"layers", "student encoder layers"},
-      {"hidden", "student width; 0 = the teacher's"},
-      {"heads", "student attention heads; 0 = the teacher's"},
-      {"ff", "student feed-forward width; 0 = the teacher's"},
-      {"init", "teacher: embeddings, first layers, pooler and head copied from the --model-dir teacher (needs its hidden, heads, ff); random: BERT init; auto (default): teacher when the widths allow. On dev (full data): 1x256 from the teacher 0.9098, 1x128 random 0.8943"},
-      {"temperature", "T: the teachers' (calibrated) probabilities are softened as softmax(log p / T), the student's as softmax(z / T); on dev (8k-title subset, 1x128 student) T=1 alpha=0.5 reached 0.681 accuracy, T=2 alpha=0.7 0.593, hard labels 0.676"},
-      {"alpha", "loss = alpha T^2 KL(teacher_T || student_T) + (1 - alpha) CE(hard labels); 0 = hard labels only (see temperature for the dev figures)"},
-      {"attention_weight", "weight of KL(teacher attention row || student attention row), real keys and queries only, student layer i <- teacher layer floor((i+1) Lt / Ls) - 1, heads averaged when counts differ; 0 = off (saves the teacher forward per step)"},
-      {"epochs", "student training epochs; the epoch with the best dev macro-F1 is kept (dev still rose at 6 for the default student)"},
-      {"lr", "peak AdamW learning rate (warm-up, decay, clipping as the teacher's config)"},
-      {"batch_size", "titles per optimiser step"},
-      {"max_steps", "cap on optimiser steps, for smoke tests; 0 = no cap"},
-      {"teacher_weights", "how the compress workflow averages the --teacher bundles' probabilities: equal, auto (the simplex grid point of step 0.05 with the best dev accuracy) or one number per teacher, e.g. 0.2,0.4,0.4"}};
+  c["_doc"] = {{"layers", "student encoder layers"},
+               {"hidden", "student width; 0 = the teacher's"},
+               {"heads", "student attention heads; 0 = the teacher's"},
+               {"ff", "student feed-forward width; 0 = the teacher's"},
+               {"init",
+                "teacher: embeddings, first layers, pooler and head copied from the --model-dir teacher (needs its "
+                "hidden, heads, ff); random: BERT init; auto (default): teacher when the widths allow. On dev (full "
+                "data): 1x256 from the teacher 0.9098, 1x128 random 0.8943"},
+               {"temperature",
+                "T: the teachers' (calibrated) probabilities are softened as softmax(log p / T), the student's as "
+                "softmax(z / T); on dev (8k-title subset, 1x128 student) T=1 alpha=0.5 reached 0.681 accuracy, T=2 "
+                "alpha=0.7 0.593, hard labels 0.676"},
+               {"alpha",
+                "loss = alpha T^2 KL(teacher_T || student_T) + (1 - alpha) CE(hard labels); 0 = hard labels only (see "
+                "temperature for the dev figures)"},
+               {"attention_weight",
+                "weight of KL(teacher attention row || student attention row), real keys and queries only, student "
+                "layer i <- teacher layer floor((i+1) Lt / Ls) - 1, heads averaged when counts differ; 0 = off (saves "
+                "the teacher forward per step)"},
+               {"epochs",
+                "student training epochs; the epoch with the best dev macro-F1 is kept (dev still rose at 6 for the "
+                "default student)"},
+               {"lr", "peak AdamW learning rate (warm-up, decay, clipping as the teacher's config)"},
+               {"batch_size", "titles per optimiser step"},
+               {"max_steps", "cap on optimiser steps, for smoke tests; 0 = no cap"},
+               {"teacher_weights",
+                "how the compress workflow averages the --teacher bundles' probabilities: equal, auto (the simplex "
+                "grid point of step 0.05 with the best dev accuracy) or one number per teacher, e.g. 0.2,0.4,0.4"}};
   return c;
 }
 
@@ -275,7 +290,7 @@ TeacherWeighting distill_teacher_weighting(const std::vector<std::string>& overr
   weighting.choose_on_dev = weighting.setting == "auto";
   if (weighting.setting == "equal" || weighting.choose_on_dev) return weighting;
   weighting.weights = parse_teacher_weights(weighting.setting, teachers);  // checked even for one teacher
-  if (teachers == 1) weighting.weights.clear();  // one teacher: its probabilities as they are
+  if (teachers == 1) weighting.weights.clear();                            // one teacher: its probabilities as they are
   return weighting;
 }
 

@@ -24,7 +24,7 @@ namespace newscls::bert {
 struct FloatBert {
   Manifest manifest;
   nlohmann::json config;  // the bundle's, without "_doc"
-  Settings options;        // parsed from config; arch.vocab_size at least the tokenizer's
+  Settings options;       // parsed from config; arch.vocab_size at least the tokenizer's
   std::optional<TitleTokenizer> tokenizer;
   ClassifierModel model{nullptr};  // in eval mode
   std::int64_t classes = 0;

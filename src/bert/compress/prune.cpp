@@ -36,16 +36,21 @@ nlohmann::json prune_defaults() {
   c["recover_max_steps"] = 0;
   c["_doc"] = {
       {"prune_heads", "heads to remove: a count (>= 1) or a fraction (< 1) of all heads; every layer keeps one"},
-      {"max_dev_drop", ">= 0: instead of prune_heads, remove heads least important first while dev accuracy "
-                       "(masked, before recovery) is at most this below the original's (0.005 = half a point); < 0: off"},
-      {"importance", "gradient: Michel et al.'s mean |dLoss/dmask| on dev, normalised per layer; drop: dev accuracy "
-                     "lost when the head alone is masked"},
+      {"max_dev_drop",
+       ">= 0: instead of prune_heads, remove heads least important first while dev accuracy "
+       "(masked, before recovery) is at most this below the original's (0.005 = half a point); < 0: off"},
+      {"importance",
+       "gradient: Michel et al.'s mean |dLoss/dmask| on dev, normalised per layer; drop: dev accuracy "
+       "lost when the head alone is masked"},
       {"recompute", "re-measure the remaining heads' importance after each removal"},
       {"importance_titles", "dev titles used to measure importance (the first N); 0 = all"},
-      {"recover_epochs", "fine-tuning epochs on train after the removal (best dev macro-F1 epoch kept, none if dev accuracy falls); 0 = none. "
-                         "Default bundle, 4 of 8 heads: dev 0.8967 without, 0.9108 after one epoch (0.9150 unpruned)"},
-      {"recover_lr", "peak AdamW learning rate of the recovery fine-tuning; 1e-4 beat 3e-4 on dev after 300 steps "
-                     "(0.9087 vs 0.9077)"},
+      {"recover_epochs",
+       "fine-tuning epochs on train after the removal (best dev macro-F1 epoch kept, none if dev accuracy falls); 0 = "
+       "none. "
+       "Default bundle, 4 of 8 heads: dev 0.8967 without, 0.9108 after one epoch (0.9150 unpruned)"},
+      {"recover_lr",
+       "peak AdamW learning rate of the recovery fine-tuning; 1e-4 beat 3e-4 on dev after 300 steps "
+       "(0.9087 vs 0.9077)"},
       {"recover_warmup", "fraction of recovery steps with linear warm-up"},
       {"recover_max_steps", "cap on recovery optimiser steps; 0 = no cap"}};
   return c;
@@ -115,9 +120,9 @@ HeadScores measure(FloatBert& b, const HeadsKept& kept, const ScoredTitles& dev,
 }
 
 struct PrunePlan {
-  HeadScores importance;                                      // as first measured
-  std::vector<std::pair<std::int64_t, std::int64_t>> order;   // removal order (layer, head)
-  std::vector<double> dev_accuracy;                           // [k]: k heads of order masked
+  HeadScores importance;                                     // as first measured
+  std::vector<std::pair<std::int64_t, std::int64_t>> order;  // removal order (layer, head)
+  std::vector<double> dev_accuracy;                          // [k]: k heads of order masked
 };
 
 // Least important removable head (its layer keeps another), or layer -1.
@@ -185,15 +190,16 @@ std::size_t heads_within_drop(const PruneSettings& s, const PrunePlan& plan) {
   std::size_t k = 0;
   while (k + 1 < plan.dev_accuracy.size() && plan.dev_accuracy[0] - plan.dev_accuracy[k + 1] <= s.max_dev_drop) ++k;
   if (k == 0) {
-    spdlog::warn("prune: no head can go within max_dev_drop {} (the first removal costs {:.4f} of dev accuracy); "
-                 "the bundle written is the model unpruned",
-                 s.max_dev_drop, plan.dev_accuracy.size() > 1 ? plan.dev_accuracy[0] - plan.dev_accuracy[1] : 0.0);
+    spdlog::warn(
+        "prune: no head can go within max_dev_drop {} (the first removal costs {:.4f} of dev accuracy); "
+        "the bundle written is the model unpruned",
+        s.max_dev_drop, plan.dev_accuracy.size() > 1 ? plan.dev_accuracy[0] - plan.dev_accuracy[1] : 0.0);
   }
   return k;
 }
 
-nlohmann::json recover(ClassifierModel model, const Settings& options, const PruneSettings& s,
-                       const CompressContext& r, const Encoded& train, const Encoded& dev) {
+nlohmann::json recover(ClassifierModel model, const Settings& options, const PruneSettings& s, const CompressContext& r,
+                       const Encoded& train, const Encoded& dev) {
   Settings tuning = options;
   tuning.epochs = s.recover_epochs;
   tuning.lr = s.recover_lr;
@@ -224,7 +230,8 @@ nlohmann::json prune_bundle(const CompressContext& r) {
   if (r.threads > 0) at::set_num_threads(std::min(r.threads, b.options.max_threads));
   const std::int64_t max_len = b.options.arch.max_len;
   const Encoded dev = encode_titles(*b.tokenizer, r.dev->titles, max_len);
-  const Encoded importance_titles = encode_titles(*b.tokenizer, r.dev->titles, max_len, static_cast<std::size_t>(s.importance_titles));
+  const Encoded importance_titles =
+      encode_titles(*b.tokenizer, r.dev->titles, max_len, static_cast<std::size_t>(s.importance_titles));
   const int batch = b.options.predict_batch_size;
   const ScoredTitles dev_set{&dev, &r.dev->labels, batch};
   const std::vector<int> importance_labels(r.dev->labels.begin(), r.dev->labels.begin() + importance_titles.size());
@@ -250,8 +257,8 @@ nlohmann::json prune_bundle(const CompressContext& r) {
                           {"pruned_from", r.model_dir}};
   for (auto [l, h] : removed) facts["removed_heads"].push_back({l, h});
   facts["dev_accuracy_pruned"] = masked_accuracy(pruned, {}, dev_set);
-  spdlog::info("prune: removed {} of {} heads, heads per layer {}, dev accuracy {:.4f} before recovery", k,
-               total_heads, facts["heads_per_layer"].dump(), facts["dev_accuracy_pruned"].get<double>());
+  spdlog::info("prune: removed {} of {} heads, heads per layer {}, dev accuracy {:.4f} before recovery", k, total_heads,
+               facts["heads_per_layer"].dump(), facts["dev_accuracy_pruned"].get<double>());
   if (s.recover_epochs > 0) {
     const Encoded train = encode_titles(*b.tokenizer, r.train->titles, max_len);
     const NamedTensors before_recovery = clone_state(named_state(*pruned));

@@ -56,7 +56,8 @@ ClassifierModel remove_heads(ClassifierModel model, const Architecture& arch, co
 std::string importance_heatmap_svg(const HeadScores& importance, const HeadsKept& kept, const std::string& title);
 std::string prune_curve_svg(const std::vector<double>& accuracy, std::size_t chosen, const std::string& title);
 
-// prune_bundle itself is declared in bert/compress.h. Its settings with "_doc" strings; an unknown --set key is refused naming it.
+// prune_bundle itself is declared in bert/compress.h. Its settings with "_doc" strings; an unknown --set key is refused
+// naming it.
 nlohmann::json prune_defaults();
 
 }  // namespace newscls::bert

@@ -36,8 +36,10 @@ nlohmann::json quantize_defaults() {
   c["engine"] = "onednn";
   c["embeddings"] = true;
   c["_doc"] = {
-      {"engine", "int8 GEMMs: onednn (oneDNN's matmul called directly, inputs per row) or qnnpack (LibTorch's quantized op)"},
-      {"embeddings", "also store the embedding tables as int8 rows (dequantised when loaded); they are most of the bundle"},
+      {"engine",
+       "int8 GEMMs: onednn (oneDNN's matmul called directly, inputs per row) or qnnpack (LibTorch's quantized op)"},
+      {"embeddings",
+       "also store the embedding tables as int8 rows (dequantised when loaded); they are most of the bundle"},
   };
   return c;
 }
@@ -59,8 +61,8 @@ nlohmann::json quantize_settings(const std::vector<std::string>& overrides) {
 }
 
 // How far the int8 model's probabilities are from the F32 model's on the first dev titles.
-nlohmann::json agreement(ClassifierModel f32, ClassifierModel int8, const TitleTokenizer& vocab,
-                         const Dataset* dev, const Settings& options) {
+nlohmann::json agreement(ClassifierModel f32, ClassifierModel int8, const TitleTokenizer& vocab, const Dataset* dev,
+                         const Settings& options) {
   if (dev == nullptr || dev->size() == 0) return nlohmann::json::object();
   const Encoded titles = encode_titles(vocab, dev->titles, options.arch.max_len, kCheckTitles);
   const torch::Tensor a = predict_probs(f32, titles, options.predict_batch_size);
@@ -93,12 +95,17 @@ nlohmann::json quantize_bundle(const CompressContext& request) {
 
   std::int64_t int8_values = 0;
   for (const auto& [name, t] : named_state(*f32)) int8_values += layout.int8_names.count(name) ? t.numel() : 0;
-  nlohmann::json quantized = {{"payload", kInt8Payload}, {"payload_version", kInt8PayloadVersion},
-                              {"engine", layout.engine}, {"embeddings", settings.at("embeddings")},
-                              {"int8_tensors", layout.int8_names.size()}, {"int8_values", int8_values},
+  nlohmann::json quantized = {{"payload", kInt8Payload},
+                              {"payload_version", kInt8PayloadVersion},
+                              {"engine", layout.engine},
+                              {"embeddings", settings.at("embeddings")},
+                              {"int8_tensors", layout.int8_names.size()},
+                              {"int8_values", int8_values},
                               {"source", request.model_dir}};
-  nlohmann::json facts = {{"settings", settings}, {"parameters_before", parameter_count(*f32)},
-                          {"parameters_after", parameter_count(*int8)}, {"quantized", quantized}};
+  nlohmann::json facts = {{"settings", settings},
+                          {"parameters_before", parameter_count(*f32)},
+                          {"parameters_after", parameter_count(*int8)},
+                          {"quantized", quantized}};
   facts["agreement"] = agreement(f32, int8, vocab, request.dev, options);
   Manifest manifest = source.manifest;
   manifest.payloads.clear();

@@ -22,8 +22,8 @@ struct Tile {
   memory weights;
   std::size_t scratchpad_bytes = 0;
 
-  Tile(std::int64_t rows_, const std::vector<std::int8_t>& w_t /*(in, out) int8*/, std::int64_t in,
-       std::int64_t out, const std::vector<float>& scales)
+  Tile(std::int64_t rows_, const std::vector<std::int8_t>& w_t /*(in, out) int8*/, std::int64_t in, std::int64_t out,
+       const std::vector<float>& scales)
       : rows(rows_) {
     const memory::desc src({rows, in}, memory::data_type::s8, memory::format_tag::ab);
     const memory::desc wei({in, out}, memory::data_type::s8, memory::format_tag::any);
@@ -112,8 +112,9 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void quantize_activ
 }
 
 // y[r] = y[r] * row_scale[r] + bias, in place.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void rescale_rows(
-    float* y, std::int64_t rows, std::int64_t cols, const float* scales, const float* bias) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void rescale_rows(float* y, std::int64_t rows,
+                                                                               std::int64_t cols, const float* scales,
+                                                                               const float* bias) {
   for (std::int64_t r = 0; r < rows; ++r) {
     float* row = y + r * cols;
     const float s = scales[r];

@@ -26,10 +26,10 @@ void run(const dnnl::primitive& primitive, std::unordered_map<int, dnnl::memory>
   }
   std::vector<std::uint8_t> scratch(scratchpad_bytes);
   if (scratchpad_bytes > 0) {
-    args.emplace(DNNL_ARG_SCRATCHPAD,
-                 dnnl::memory({{static_cast<dnnl::memory::dim>(scratchpad_bytes)}, dnnl::memory::data_type::u8,
-                               dnnl::memory::format_tag::a},
-                              cpu_engine(), scratch.data()));
+    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory({{static_cast<dnnl::memory::dim>(scratchpad_bytes)},
+                                                    dnnl::memory::data_type::u8,
+                                                    dnnl::memory::format_tag::a},
+                                                   cpu_engine(), scratch.data()));
   }
   dnnl::stream stream(cpu_engine());
   primitive.execute(stream, args);

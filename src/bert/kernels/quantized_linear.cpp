@@ -11,16 +11,15 @@ namespace {
 constexpr const char* kInt8Child = "int8";
 
 // Called boxed: the packed-weight class is not in Debian's public headers.
-c10::OperatorHandle op(const char* name) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "");
-}
+c10::OperatorHandle op(const char* name) { return c10::Dispatcher::singleton().findSchemaOrThrow(name, ""); }
 
 }  // namespace
 
 void select_int8_engine(const std::string& engine) {
   const at::QEngine wanted = engine == "onednn" ? at::QEngine::ONEDNN
-                             : engine == "qnnpack" ? at::QEngine::QNNPACK
-                                                   : throw ConfigError("engine", "is '" + engine + "'; use onednn or qnnpack");
+                             : engine == "qnnpack"
+                                 ? at::QEngine::QNNPACK
+                                 : throw ConfigError("engine", "is '" + engine + "'; use onednn or qnnpack");
   const auto& have = at::globalContext().supportedQEngines();
   if (std::find(have.begin(), have.end(), wanted) == have.end()) {
     throw UsageError("this LibTorch has no " + engine + " quantized engine (set engine to another one)");
@@ -36,8 +35,8 @@ Int8LinearImpl::Int8LinearImpl(const Int8Rows& weight, const torch::Tensor& bias
     return;
   }
   const torch::Tensor zero_points = torch::zeros({weight.scales.size(0)}, torch::kInt64);
-  const torch::Tensor q = at::_make_per_channel_quantized_tensor(weight.values, weight.scales.to(torch::kFloat64),
-                                                                 zero_points, /*axis=*/0);
+  const torch::Tensor q =
+      at::_make_per_channel_quantized_tensor(weight.values, weight.scales.to(torch::kFloat64), zero_points, /*axis=*/0);
   torch::jit::Stack stack{q, bias.defined() ? c10::IValue(bias.detach().contiguous()) : c10::IValue()};
   op("quantized::linear_prepack").callBoxed(&stack);
   packed_ = stack.at(0);

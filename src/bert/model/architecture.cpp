@@ -47,7 +47,8 @@ void ngram_buckets_of_row(const std::int64_t* ids, std::int64_t t, std::int64_t 
   for (std::int64_t j = 0; j + order <= t; ++j) {
     // A special token anywhere in the window ([PAD] past the end included) hides it.
     if (std::all_of(ids + j, ids + j + order, [](std::int64_t id) { return id >= kNumSpecial; })) {
-      out[j] = ngram_bucket(ids + j, order, static_cast<std::uint64_t>(vocab_size), static_cast<std::uint64_t>(buckets));
+      out[j] =
+          ngram_bucket(ids + j, order, static_cast<std::uint64_t>(vocab_size), static_cast<std::uint64_t>(buckets));
     }
   }
 }

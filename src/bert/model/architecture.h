@@ -24,7 +24,7 @@ struct Architecture {
   std::int64_t positions = 0;        // rows of the position table; 0: max_len
   std::int64_t type_vocab_size = 0;  // 0: no token-type table; else row 0 (segment A) is added
   double layer_norm_eps = 1e-12;
-  bool pooler = true;                // the tanh pooler over [CLS]; an imported MLM encoder may lack it
+  bool pooler = true;  // the tanh pooler over [CLS]; an imported MLM encoder may lack it
   // Heads of each layer after pruning (each hidden/heads wide); empty: `heads` in every layer.
   std::vector<std::int64_t> heads_per_layer = {};
 };

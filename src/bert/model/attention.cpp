@@ -40,9 +40,8 @@ torch::Tensor attention_scores(const torch::Tensor& q, const torch::Tensor& k, b
   return scores;
 }
 
-AttentionOutput scaled_dot_product_attention(const torch::Tensor& q, const torch::Tensor& k,
-                                             const torch::Tensor& v, const AttentionMask& mask,
-                                             bool scale, FastDropout* dropout) {
+AttentionOutput scaled_dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                             const AttentionMask& mask, bool scale, FastDropout* dropout) {
   torch::Tensor scores = attention_scores(q, k, scale);
   if (mask.bias.defined()) scores = scores + mask.bias;
   torch::Tensor weights = torch::softmax(scores, -1);
@@ -55,8 +54,7 @@ AttentionOutput scaled_dot_product_attention(const torch::Tensor& q, const torch
   return {out, weights};
 }
 
-MultiHeadAttentionImpl::MultiHeadAttentionImpl(std::int64_t hidden, std::int64_t heads,
-                                               double attention_dropout,
+MultiHeadAttentionImpl::MultiHeadAttentionImpl(std::int64_t hidden, std::int64_t heads, double attention_dropout,
                                                std::shared_ptr<MaskRng> rng, std::int64_t d_head)
     : hidden_(hidden), heads_(heads), d_head_(d_head > 0 ? d_head : hidden / std::max<std::int64_t>(heads, 1)) {
   if (heads <= 0 || (d_head <= 0 && hidden % heads != 0)) {
@@ -83,8 +81,7 @@ torch::Tensor MultiHeadAttentionImpl::split_heads(const torch::Tensor& x) const 
   return x.view({x.size(0), x.size(1), heads_, d_head_}).transpose(1, 2);
 }
 
-AttentionOutput MultiHeadAttentionImpl::forward(const torch::Tensor& x, const AttentionMask& mask,
-                                                bool first_only) {
+AttentionOutput MultiHeadAttentionImpl::forward(const torch::Tensor& x, const AttentionMask& mask, bool first_only) {
   if (first_only && mask.bias.defined() && mask.bias.size(2) != 1) {
     throw UsageError("first-position attention needs a mask that does not depend on the query");
   }

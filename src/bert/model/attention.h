@@ -46,9 +46,9 @@ struct AttentionOutput {
 
 // q (..., T_q, d_k), k (..., T_k, d_k), v (..., T_k, d_v). dropout, when given, applies to
 // the weights used for the output; the returned weights are the undropped ones.
-AttentionOutput scaled_dot_product_attention(const torch::Tensor& q, const torch::Tensor& k,
-                                             const torch::Tensor& v, const AttentionMask& mask,
-                                             bool scale = true, FastDropout* dropout = nullptr);
+AttentionOutput scaled_dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                             const AttentionMask& mask, bool scale = true,
+                                             FastDropout* dropout = nullptr);
 
 // Multi-head self-attention: three linear maps to Q, K, V, heads split into a
 // (B, heads, T, d_head) tensor, attention per head, heads concatenated, output projection.

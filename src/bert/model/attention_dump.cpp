@@ -30,8 +30,8 @@ std::string heatmap(const std::vector<std::string>& tokens, const float* w, std:
     s += "<tr><th>" + report::xml_escape(tokens[i]) + "</th>";
     for (std::int64_t j = 0; j < t; ++j) {
       const float v = w[i * t + j];
-      s += fmt::format("<td style=\"background:{}\" title=\"{} &rarr; {}: {:.4f}\"></td>",
-                       cell_colour(v), report::xml_escape(tokens[i]), report::xml_escape(tokens[j]), v);
+      s += fmt::format("<td style=\"background:{}\" title=\"{} &rarr; {}: {:.4f}\"></td>", cell_colour(v),
+                       report::xml_escape(tokens[i]), report::xml_escape(tokens[j]), v);
     }
     s += "</tr>";
   }
@@ -53,7 +53,8 @@ std::string cls_summary(const AttentionDump& d) {
     const float count = static_cast<float>(real_heads(d, l, heads));
     for (std::int64_t j = 0; j < t; ++j) {
       float sum = 0.0f;
-      for (std::int64_t h = 0; h < heads; ++h) sum += d.weights[static_cast<std::size_t>(((l * heads + h) * t) * t + j)];
+      for (std::int64_t h = 0; h < heads; ++h)
+        sum += d.weights[static_cast<std::size_t>(((l * heads + h) * t) * t + j)];
       cls[static_cast<std::size_t>(l * t + j)] = sum / count;
     }
   }
@@ -77,8 +78,8 @@ std::string cls_summary(const AttentionDump& d) {
 std::string npy_bytes(const std::vector<float>& values, const std::vector<std::int64_t>& dims) {
   std::string shape;
   for (std::int64_t d : dims) shape += std::to_string(d) + ", ";
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
-                       shape.substr(0, shape.size() - 2) + "), }";
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape.substr(0, shape.size() - 2) + "), }";
   // Magic (6) + version (2) + header length (2) + header, padded with spaces and a newline
   // to a multiple of 64 bytes, as NPY v1.0 asks.
   const std::size_t unpadded = 10 + header.size() + 1;
@@ -121,7 +122,8 @@ std::string attention_json(const AttentionDump& d) {
                       {"label_id", classed ? d.label_id : -1},  // as predict writes an abstained title
                       {"score", classed ? nlohmann::json(d.score) : nlohmann::json()},
                       {"layers", layers},
-                      {"heads", heads},         {"weights", std::move(weights)}};
+                      {"heads", heads},
+                      {"weights", std::move(weights)}};
   if (!d.heads_per_layer.empty()) j["heads_per_layer"] = d.heads_per_layer;
   return j.dump() + "\n";
 }
@@ -146,12 +148,13 @@ std::string attention_html(const AttentionDump& d) {
       "th.k{writing-mode:vertical-rl;vertical-align:bottom}"
       ".grid{display:flex;flex-wrap:wrap;gap:12px}h3{margin:.3em 0}</style></head><body>";
   s += "<h1>" + report::xml_escape(d.title) + "</h1>";
-  const std::string verdict = d.label_id >= 0
-                                  ? fmt::format("predicted <b>{}</b> (score {:.4f})", report::xml_escape(d.label), d.score)
-                                  : std::string("no class (a blank title, or an encoder without a classifier head)");
-  s += fmt::format("<p>{}; {} layers, {}, {} tokens. "
-                   "Rows are queries, columns are keys; darker means more weight.</p>",
-                   verdict, layers, heads_text(d, layers, heads), t);
+  const std::string verdict =
+      d.label_id >= 0 ? fmt::format("predicted <b>{}</b> (score {:.4f})", report::xml_escape(d.label), d.score)
+                      : std::string("no class (a blank title, or an encoder without a classifier head)");
+  s += fmt::format(
+      "<p>{}; {} layers, {}, {} tokens. "
+      "Rows are queries, columns are keys; darker means more weight.</p>",
+      verdict, layers, heads_text(d, layers, heads), t);
   s += "<h2>[CLS] row, mean over heads</h2>" + cls_summary(d);
   const float* p = d.weights.data();
   for (std::int64_t l = 0; l < layers; ++l) {

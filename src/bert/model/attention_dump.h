@@ -2,8 +2,9 @@
 //
 // i.json: {"title", "tokens" (with [CLS]/[SEP], no padding), "label", "label_id", "score",
 // "weights": [layer][head][T][T]}. i.npy: NPY v1.0, '<f4', C order, shape
-// (layers, heads, T, T), zero-padded heads for a pruned bundle ("heads_per_layer" in i.json). i.html: one self-contained page with a heatmap per layer and head
-// (query tokens down, key tokens across) and the [CLS] row averaged over heads per layer.
+// (layers, heads, T, T), zero-padded heads for a pruned bundle ("heads_per_layer" in i.json). i.html: one
+// self-contained page with a heatmap per layer and head (query tokens down, key tokens across) and the [CLS] row
+// averaged over heads per layer.
 #pragma once
 
 #include <cstdint>

@@ -21,8 +21,7 @@ torch::nn::Embedding hashed_table(std::int64_t rows, std::int64_t hidden) {
 
 }  // namespace
 
-torch::Tensor ngram_buckets(const torch::Tensor& ids, std::int64_t vocab_size, std::int64_t buckets,
-                            int order) {
+torch::Tensor ngram_buckets(const torch::Tensor& ids, std::int64_t vocab_size, std::int64_t buckets, int order) {
   if (ids.dim() != 2 || buckets < 2 || order < 2 || vocab_size < 1) {
     throw UsageError("ngram_buckets needs (batch, length) ids, 2 or more buckets and order 2 or more");
   }
@@ -36,9 +35,8 @@ torch::Tensor ngram_buckets(const torch::Tensor& ids, std::int64_t vocab_size, s
 }
 
 EncoderLayerImpl::EncoderLayerImpl(const Architecture& arch, std::shared_ptr<MaskRng> rng, std::int64_t index) {
-  attention_ = register_module(
-      "attention", MultiHeadAttention(arch.hidden, layer_heads(arch, index), arch.attention_dropout, rng,
-                                      arch.hidden / arch.heads));
+  attention_ = register_module("attention", MultiHeadAttention(arch.hidden, layer_heads(arch, index),
+                                                               arch.attention_dropout, rng, arch.hidden / arch.heads));
   attention_norm_ = register_module("attention_norm", layer_norm(arch));
   intermediate_ = register_module("intermediate", torch::nn::Linear(arch.hidden, arch.ff));
   output_ = register_module("output", torch::nn::Linear(arch.ff, arch.hidden));
@@ -46,8 +44,7 @@ EncoderLayerImpl::EncoderLayerImpl(const Architecture& arch, std::shared_ptr<Mas
   dropout_ = register_module("dropout", FastDropout(arch.dropout, std::move(rng)));
 }
 
-AttentionOutput EncoderLayerImpl::forward(const torch::Tensor& x, const AttentionMask& mask,
-                                          bool first_only) {
+AttentionOutput EncoderLayerImpl::forward(const torch::Tensor& x, const AttentionMask& mask, bool first_only) {
   AttentionOutput attended = attention_(x, mask, first_only);
   const torch::Tensor residual = first_only ? x.slice(1, 0, 1) : x;
   torch::Tensor h = attention_norm_(residual + dropout_(attended.output));
@@ -57,15 +54,13 @@ AttentionOutput EncoderLayerImpl::forward(const torch::Tensor& x, const Attentio
 
 EncoderImpl::EncoderImpl(const Architecture& arch, std::shared_ptr<MaskRng> rng) : arch_(arch) {
   if (arch.vocab_size <= 0) throw ConfigError("vocab", "empty vocabulary");
-  token_embedding = register_module("token_embedding",
-                                    torch::nn::Embedding(arch.vocab_size, arch.hidden));
+  token_embedding = register_module("token_embedding", torch::nn::Embedding(arch.vocab_size, arch.hidden));
   const std::int64_t positions = arch.positions > 0 ? arch.positions : arch.max_len;
   if (positions < arch.max_len) throw ConfigError("max_len", "exceeds the position table's rows");
-  position_embedding_ = register_module("position_embedding",
-                                        torch::nn::Embedding(positions, arch.hidden));
+  position_embedding_ = register_module("position_embedding", torch::nn::Embedding(positions, arch.hidden));
   if (arch.type_vocab_size > 0) {
-    token_type_embedding_ = register_module("token_type_embedding",
-                                            torch::nn::Embedding(arch.type_vocab_size, arch.hidden));
+    token_type_embedding_ =
+        register_module("token_type_embedding", torch::nn::Embedding(arch.type_vocab_size, arch.hidden));
   }
   if (arch.bigram_buckets > 1) {
     bigram_embedding_ = register_module("bigram_embedding", hashed_table(arch.bigram_buckets, arch.hidden));
@@ -82,8 +77,8 @@ EncoderImpl::EncoderImpl(const Architecture& arch, std::shared_ptr<MaskRng> rng)
   for (std::int64_t i = 0; i < arch.layers; ++i) layers_->push_back(EncoderLayer(arch, rng, i));
 }
 
-EncoderOutput EncoderImpl::forward(const torch::Tensor& ids, const torch::Tensor& key_valid,
-                                   bool keep_weights, bool cls_only) {
+EncoderOutput EncoderImpl::forward(const torch::Tensor& ids, const torch::Tensor& key_valid, bool keep_weights,
+                                   bool cls_only) {
   const std::int64_t t = ids.size(1);
   if (t > arch_.max_len) throw UsageError("sequence longer than max_len");
   torch::Tensor positions = torch::arange(t, torch::kInt64);

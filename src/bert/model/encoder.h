@@ -1,10 +1,9 @@
 // The BERT-style encoder and the two heads trained on it (classification, masked LM).
 //
 // Embeddings: token + learned position (+ optional hashed character-bigram and -trigram
-// embeddings, because Chinese words are mostly two or three characters), LayerNorm, dropout. Each layer is post-LN as in
-// BERT: x = LN(x + drop(MHA(x))); x = LN(x + drop(W2 gelu(W1 x))). The classifier reads
-// the [CLS] vector through a tanh pooler; the MLM head ties its decoder to the token
-// embedding matrix.
+// embeddings, because Chinese words are mostly two or three characters), LayerNorm, dropout. Each layer is post-LN as
+// in BERT: x = LN(x + drop(MHA(x))); x = LN(x + drop(W2 gelu(W1 x))). The classifier reads the [CLS] vector through a
+// tanh pooler; the MLM head ties its decoder to the token embedding matrix.
 //
 //   Architecture arch{vocab_size, 2, 256, 4, 512, 64, 0.1, 0.1, 32768};
 //   auto rng = std::make_shared<MaskRng>(seed);
@@ -26,8 +25,7 @@ namespace newscls::bert {
 
 // Hashed bucket of the `order` characters starting at each position; 0 where any of them is
 // special ([PAD], [CLS], [SEP], [MASK], [UNK]), so a masked character hides its n-grams too.
-torch::Tensor ngram_buckets(const torch::Tensor& ids, std::int64_t vocab_size, std::int64_t buckets,
-                            int order);
+torch::Tensor ngram_buckets(const torch::Tensor& ids, std::int64_t vocab_size, std::int64_t buckets, int order);
 
 class EncoderLayerImpl : public torch::nn::Module {
  public:
@@ -56,8 +54,8 @@ class EncoderImpl : public torch::nn::Module {
   // ids int64 (B, T); key_valid bool (B, T), true at real tokens. With cls_only (and no
   // weights kept) the last layer computes the [CLS] position alone: hidden is (B, 1, hidden),
   // equal to the full pass's position 0, at about 60% of the cost for two layers.
-  EncoderOutput forward(const torch::Tensor& ids, const torch::Tensor& key_valid,
-                        bool keep_weights = false, bool cls_only = false);
+  EncoderOutput forward(const torch::Tensor& ids, const torch::Tensor& key_valid, bool keep_weights = false,
+                        bool cls_only = false);
   const Architecture& arch() const { return arch_; }
   // Stops gradients to the embeddings (tables and their LayerNorm) and the first `layers`
   // layers, so fine-tuning leaves them bit-identical and skips their backward pass.
@@ -81,8 +79,7 @@ class ClassifierModelImpl : public torch::nn::Module {
  public:
   // num_classes 0: an encoder without a classifier (an imported pretraining checkpoint),
   // good for embeddings and attention but not for logits.
-  ClassifierModelImpl(const Architecture& arch, std::int64_t num_classes,
-                      std::shared_ptr<MaskRng> rng);
+  ClassifierModelImpl(const Architecture& arch, std::int64_t num_classes, std::shared_ptr<MaskRng> rng);
   // Logits (B, num_classes) from the [CLS] position.
   torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& key_valid);
   torch::Tensor head(const torch::Tensor& hidden);
@@ -102,8 +99,7 @@ class MlmModelImpl : public torch::nn::Module {
  public:
   MlmModelImpl(Encoder encoder, std::shared_ptr<MaskRng> rng);
   // Vocabulary logits at the selected flat positions (index into B*T).
-  torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& key_valid,
-                        const torch::Tensor& positions);
+  torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& key_valid, const torch::Tensor& positions);
   Encoder encoder{nullptr};
 
  private:

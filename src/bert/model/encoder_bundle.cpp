@@ -11,8 +11,8 @@ namespace newscls::bert {
 EncoderBundle open_encoder_bundle(const std::string& dir) {
   Bundle bundle = Bundle::open(dir);
   if (bundle.manifest().family != kEncoderFamily) {
-    throw ModelFormatError(dir, "is a '" + bundle.manifest().family + "' bundle, not a " +
-                                    kEncoderFamily + " (made by newscls pretrain)");
+    throw ModelFormatError(
+        dir, "is a '" + bundle.manifest().family + "' bundle, not a " + kEncoderFamily + " (made by newscls pretrain)");
   }
   Settings options = parse_settings(bundle.manifest().config);
   return {TitleTokenizer::load(bundle, options.tokenizer), std::move(options), bundle.payload_path(kEncoderPayload)};

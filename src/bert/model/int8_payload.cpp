@@ -48,7 +48,8 @@ void save_int8_weights(const std::string& path, const torch::nn::Module& model, 
 Int8Layout load_int8_weights(const std::string& path, torch::nn::Module& model) {
   const NamedTensors state = named_state(model);
   std::vector<TensorSpec> specs;
-  for (const auto& [name, t] : state) specs.push_back({name, std::vector<std::int64_t>(t.sizes().begin(), t.sizes().end())});
+  for (const auto& [name, t] : state)
+    specs.push_back({name, std::vector<std::int64_t>(t.sizes().begin(), t.sizes().end())});
   // The runtime's reader checks names, shapes and values as the runtime loads the bundle.
   Int8State read = read_int8_state(path, specs);
   Int8Layout layout;

@@ -23,9 +23,8 @@
 
 namespace newscls::bert {
 
-
 struct Int8Layout {
-  std::string engine;               // the quantized engine the twins run on
+  std::string engine;                // the quantized engine the twins run on
   std::set<std::string> int8_names;  // tensors stored as int8 rows; the rest stay f32
 };
 

@@ -16,12 +16,12 @@
 namespace newscls::bert {
 
 struct Settings {
-  Architecture arch;          // vocab_size filled in once the vocabulary exists
-  std::string tokenizer;      // "char" (own CharVocab) or "wordpiece" (an imported vocab.txt)
-  bool fold_punctuation{};    // char tokenizer: punctuation reads as a space (normalize_title)
-  bool classifier{};          // false: an imported encoder without a head (embed/attention only)
-  int freeze_layers{};        // fine-tuning leaves the embeddings and this many layers unchanged
-  double pretrained_lr{};     // peak fine-tuning rate from a Hugging Face checkpoint (--init hf:)
+  Architecture arch;        // vocab_size filled in once the vocabulary exists
+  std::string tokenizer;    // "char" (own CharVocab) or "wordpiece" (an imported vocab.txt)
+  bool fold_punctuation{};  // char tokenizer: punctuation reads as a space (normalize_title)
+  bool classifier{};        // false: an imported encoder without a head (embed/attention only)
+  int freeze_layers{};      // fine-tuning leaves the embeddings and this many layers unchanged
+  double pretrained_lr{};   // peak fine-tuning rate from a Hugging Face checkpoint (--init hf:)
   int vocab_min_count{};
   int vocab_max_size{};
   int batch_size{};
@@ -31,11 +31,11 @@ struct Settings {
   int continued_pretrain_epochs{};  // adapt: MLM epochs over the feed when continuing a bundle's encoder
   double lr{};
   double pretrain_lr{};
-  double warmup{};       // fraction of the optimiser steps spent warming up
+  double warmup{};  // fraction of the optimiser steps spent warming up
   double weight_decay{};
   double clip_norm{};
   double mask_prob{};
-  double join_prob{};    // fine-tuning: share of titles joined with another of their class
+  double join_prob{};                 // fine-tuning: share of titles joined with another of their class
   std::int64_t max_steps{};           // 0 = no cap
   std::int64_t pretrain_max_steps{};  // 0 = no cap
   int patience{};

@@ -150,8 +150,8 @@ std::vector<NamedArray> read_float_state(const std::string& path, const std::vec
 Int8State read_int8_state(const std::string& path, const std::vector<TensorSpec>& specs) {
   PayloadReader r(path, kInt8Magic, kInt8PayloadVersion);
   if (r.version() != kInt8PayloadVersion) {
-    throw ModelFormatError(path, "int8 payload version " + std::to_string(r.version()) + " is not " +
-                                     std::to_string(kInt8PayloadVersion));
+    throw ModelFormatError(
+        path, "int8 payload version " + std::to_string(r.version()) + " is not " + std::to_string(kInt8PayloadVersion));
   }
   Int8State state;
   state.engine = r.str();

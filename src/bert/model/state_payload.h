@@ -36,9 +36,9 @@ struct TensorSpec {
 struct NamedArray {
   std::string name;
   std::vector<std::int64_t> shape;
-  std::vector<float> values;        // f32; empty where read as int8 rows (dequantized() gives them)
-  std::vector<std::int8_t> int8;    // row-major int8 values; empty when stored as f32
-  std::vector<float> scales;        // per row (shape[0]) when int8
+  std::vector<float> values;      // f32; empty where read as int8 rows (dequantized() gives them)
+  std::vector<std::int8_t> int8;  // row-major int8 values; empty when stored as f32
+  std::vector<float> scales;      // per row (shape[0]) when int8
 };
 
 // a's values in f32: its values, or its int8 rows times their scales (as LibTorch dequantises).

@@ -61,8 +61,7 @@ void load_tensors(const std::string& path, const NamedTensors& into) {
   PayloadReader r(path, kMagic, kVersion);
   const std::uint64_t n = r.u64();
   if (n != into.size()) {
-    throw ModelFormatError(path, "holds " + std::to_string(n) + " tensors, expected " +
-                                     std::to_string(into.size()));
+    throw ModelFormatError(path, "holds " + std::to_string(n) + " tensors, expected " + std::to_string(into.size()));
   }
   torch::NoGradGuard no_grad;
   for (const auto& [name, target] : into) {
@@ -73,8 +72,8 @@ void load_tensors(const std::string& path, const NamedTensors& into) {
     std::vector<std::int64_t> shape;
     for (std::uint32_t i = 0; i < ndim; ++i) shape.push_back(static_cast<std::int64_t>(r.u64()));
     if (torch::IntArrayRef(shape) != target.sizes()) {
-      throw ModelFormatError(path, "tensor '" + name + "' has shape " + shape_string(shape) +
-                                       ", expected " + shape_string(target.sizes()));
+      throw ModelFormatError(path, "tensor '" + name + "' has shape " + shape_string(shape) + ", expected " +
+                                       shape_string(target.sizes()));
     }
     std::vector<float> values = r.f32_array();
     if (static_cast<std::int64_t>(values.size()) != target.numel()) {

@@ -27,8 +27,8 @@ namespace newscls::bert::runtime {
 PaddedBatch pad_titles(const std::vector<std::vector<std::int64_t>>& encoded, const std::vector<std::size_t>& rows);
 
 struct EncoderPass {
-  Matrix hidden;                 // (B*T) x hidden, or B x hidden ([CLS] only) with cls_only
-  std::vector<Matrix> weights;   // per layer (B*heads_l*T) x T, when asked for
+  Matrix hidden;                    // (B*T) x hidden, or B x hidden ([CLS] only) with cls_only
+  std::vector<Matrix> weights;      // per layer (B*heads_l*T) x T, when asked for
   std::vector<std::int64_t> heads;  // per layer
 };
 

@@ -5,8 +5,8 @@
 #include "bert/tokens/vocab.h"
 
 namespace newscls::bert {
-Batch make_batch(const std::vector<std::vector<std::int64_t>>& encoded,
-                 const std::vector<std::size_t>& rows, const std::vector<int>* labels) {
+Batch make_batch(const std::vector<std::vector<std::int64_t>>& encoded, const std::vector<std::size_t>& rows,
+                 const std::vector<int>* labels) {
   std::size_t t = 1;
   for (std::size_t r : rows) t = std::max(t, encoded[r].size());
   const auto b = static_cast<std::int64_t>(rows.size());

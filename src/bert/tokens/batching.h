@@ -23,8 +23,8 @@ struct Batch {
   std::vector<std::size_t> rows;
 };
 
-Batch make_batch(const std::vector<std::vector<std::int64_t>>& encoded,
-                 const std::vector<std::size_t>& rows, const std::vector<int>* labels);
+Batch make_batch(const std::vector<std::vector<std::int64_t>>& encoded, const std::vector<std::size_t>& rows,
+                 const std::vector<int>* labels);
 
 // Length augmentation for fine-tuning: with probability join_prob, the title of `row` becomes
 // [CLS] a [SEP] b [SEP] with b another title of the same label (cut to max_len ids, [SEP]

@@ -10,8 +10,8 @@ constexpr std::size_t kPoolBatches = 50;
 
 }  // namespace
 
-std::vector<std::vector<std::size_t>> bucket_batches(const std::vector<std::size_t>& lengths,
-                                                     std::size_t batch_size, std::mt19937_64* rng) {
+std::vector<std::vector<std::size_t>> bucket_batches(const std::vector<std::size_t>& lengths, std::size_t batch_size,
+                                                     std::mt19937_64* rng) {
   std::vector<std::size_t> order(lengths.size());
   std::iota(order.begin(), order.end(), 0);
   auto by_length = [&](std::size_t a, std::size_t b) { return lengths[a] < lengths[b]; };

@@ -13,7 +13,7 @@ namespace newscls::bert {
 
 // With rng: shuffle, sort by length inside pools of 50 batches, cut, shuffle batch order.
 // Without: sorted by length over everything (prediction), order restored via the rows.
-std::vector<std::vector<std::size_t>> bucket_batches(const std::vector<std::size_t>& lengths,
-                                                     std::size_t batch_size, std::mt19937_64* rng);
+std::vector<std::vector<std::size_t>> bucket_batches(const std::vector<std::size_t>& lengths, std::size_t batch_size,
+                                                     std::mt19937_64* rng);
 
 }  // namespace newscls::bert

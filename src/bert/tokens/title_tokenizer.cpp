@@ -36,8 +36,8 @@ nlohmann::json options_json(const hf::BertTokenizerOptions& o) {
 TitleTokenizer TitleTokenizer::load(const Bundle& bundle, const std::string& kind) {
   if (kind == "wordpiece") {
     const std::string config = bundle.payload_path(kWordpieceConfig);
-    return TitleTokenizer(hf::BertTokenizer::load(bundle.payload_path(kWordpieceVocab),
-                                                  hf::read_tokenizer_config(config)));
+    return TitleTokenizer(
+        hf::BertTokenizer::load(bundle.payload_path(kWordpieceVocab), hf::read_tokenizer_config(config)));
   }
   return TitleTokenizer(CharVocab::load(bundle.payload_path(kCharPayload)));
 }

@@ -59,8 +59,7 @@ CharVocab CharVocab::grown(const std::vector<std::string>& titles, int min_count
 
 CharVocab CharVocab::from_tokens(std::vector<std::string> tokens, const std::string& origin) {
   const auto specials = special_tokens();
-  if (tokens.size() < specials.size() ||
-      !std::equal(specials.begin(), specials.end(), tokens.begin())) {
+  if (tokens.size() < specials.size() || !std::equal(specials.begin(), specials.end(), tokens.begin())) {
     throw ModelFormatError(origin, "vocabulary does not start with the special tokens");
   }
   CharVocab v;

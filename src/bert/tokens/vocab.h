@@ -55,8 +55,7 @@ class CharVocab {
 
   // [CLS] chars... [SEP], truncated to max_len ids in total; fold_punctuation: see
   // normalize_title (the vocabulary is built without it, so it fits either way).
-  std::vector<std::int64_t> encode(const std::string& title, std::int64_t max_len,
-                                   bool fold_punctuation = false) const;
+  std::vector<std::int64_t> encode(const std::string& title, std::int64_t max_len, bool fold_punctuation = false) const;
   // The token strings of encode(), for attention dumps.
   std::vector<std::string> tokens_of(const std::vector<std::int64_t>& ids) const;
   std::int64_t size() const { return static_cast<std::int64_t>(tokens_.size()); }

@@ -28,7 +28,8 @@ nlohmann::json resumed_pretrain_facts(const std::string& saved) {
   nlohmann::json facts = {{"pretrain_resumed", true}};
   if (!fs::exists(saved + ".json")) return facts;
   nlohmann::json kept = nlohmann::json::parse(read_file(saved + ".json"), nullptr, /*allow_exceptions=*/false);
-  if (!kept.is_object()) throw ModelFormatError(saved + ".json", "not a JSON object; train without --resume to start over");
+  if (!kept.is_object())
+    throw ModelFormatError(saved + ".json", "not a JSON object; train without --resume to start over");
   facts[kResumedSecondsFact] = kept.value("wall_seconds", 0.0);
   kept.erase("wall_seconds");
   facts.update(kept);
@@ -73,14 +74,19 @@ void adopt_encoder_architecture(ClassifierState& s, const Settings& encoder) {
 nlohmann::json prepare_encoder(ClassifierState& s, TrainedModel& m, const TrainContext& ctx, Collective* comm,
                                const Stopwatch& since_start) {
   const auto num_classes = static_cast<std::int64_t>(ctx.labels->size());
-  if (ctx.init_dir.rfind(kHfInitPrefix, 0) == 0) return init_from_hf(s, m, ctx.init_dir.substr(3), ctx.given_keys, num_classes);
+  if (ctx.init_dir.rfind(kHfInitPrefix, 0) == 0)
+    return init_from_hf(s, m, ctx.init_dir.substr(3), ctx.given_keys, num_classes);
   if (!ctx.init_dir.empty()) {
     EncoderBundle enc = open_encoder_bundle(ctx.init_dir);
     const nlohmann::json defaults = settings_table().defaults();
     const Architecture& a = enc.options.arch;
-    for (const auto& [key, value] : {std::pair<const char*, long long>{"layers", a.layers}, {"hidden", a.hidden},
-                                     {"heads", a.heads}, {"ff", a.ff}, {"max_len", a.max_len},
-                                     {"bigram_buckets", a.bigram_buckets}, {"trigram_buckets", a.trigram_buckets}}) {
+    for (const auto& [key, value] : {std::pair<const char*, long long>{"layers", a.layers},
+                                     {"hidden", a.hidden},
+                                     {"heads", a.heads},
+                                     {"ff", a.ff},
+                                     {"max_len", a.max_len},
+                                     {"bigram_buckets", a.bigram_buckets},
+                                     {"trigram_buckets", a.trigram_buckets}}) {
       refuse_if_set(s.config, defaults, ctx.given_keys, key, value, ctx.init_dir);
     }
     refuse_if_set(s.config, defaults, ctx.given_keys, "tokenizer", enc.options.tokenizer, ctx.init_dir);
@@ -104,7 +110,8 @@ nlohmann::json prepare_encoder(ClassifierState& s, TrainedModel& m, const TrainC
   // Pretraining keeps no checkpoints of its own: a run stopped inside it starts it again.
   if (ctx.resume) spdlog::warn("resume: the interrupted run had not finished pretraining; pretraining from the start");
   Encoded titles = encode_titles(*s.vocab, ctx.train->titles, s.options.arch.max_len);
-  nlohmann::json facts = pretrain_mlm(m.model->encoder, m.rng, s.options, {&titles, s.vocab->size(), ctx.seed, comm, s.vocab->mask_ids()});
+  nlohmann::json facts =
+      pretrain_mlm(m.model->encoder, m.rng, s.options, {&titles, s.vocab->size(), ctx.seed, comm, s.vocab->mask_ids()});
   if (!saved.empty() && comm->is_root()) {
     nlohmann::json kept = facts;  // for a resumed run's manifest, with the time spent so far
     kept["wall_seconds"] = since_start.seconds();

@@ -13,11 +13,13 @@ namespace {
 Settings adaptable_options(const Bundle& bundle) {
   const Manifest& m = bundle.manifest();
   if (m.family != "bert") {
-    throw ModelFormatError(bundle.dir(), "is a '" + m.family + "' bundle; continued pretraining needs a bert classifier");
+    throw ModelFormatError(bundle.dir(),
+                           "is a '" + m.family + "' bundle; continued pretraining needs a bert classifier");
   }
   Settings o = parse_settings(m.config);
   if (m.payloads.count(kWeightsPayload) == 0) {
-    throw UsageError(bundle.dir() + ": holds no float weights (an int8 bundle of compress?); adapt the float bundle it "
+    throw UsageError(bundle.dir() +
+                     ": holds no float weights (an int8 bundle of compress?); adapt the float bundle it "
                      "was made from, then compress the result");
   }
   return o;

@@ -22,7 +22,7 @@ namespace newscls::bert {
 
 struct ContinuedEncoder {
   TitleTokenizer vocab;
-  Settings options;          // the bundle's, with the grown vocabulary's size
+  Settings options;  // the bundle's, with the grown vocabulary's size
   Encoder encoder{nullptr};
   std::int64_t added_tokens = 0;
 };

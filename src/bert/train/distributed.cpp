@@ -190,13 +190,13 @@ struct Collective::Group {
       check_interrupted();
       throw_distributed(fmt::format("rank {} cannot connect to the other ranks: {}", s.rank, first_line(e.what())));
     }
-    watchdog.arm(fmt::format("rank {} was opening its heartbeat connection to {}", s.rank, at), limit, listener_hint(s));
+    watchdog.arm(fmt::format("rank {} was opening its heartbeat connection to {}", s.rank, at), limit,
+                 listener_hint(s));
     heartbeat->store = open_store(s, false);
     heartbeat->key = beat_key(s.rank);
     watchdog.disarm();
     std::thread([beat = heartbeat] { beat->run(); }).detach();  // last: nothing after it may throw
-    spdlog::info("distributed: rank {} of {} joined through {}:{}", s.rank, s.world_size, s.master_addr,
-                 s.master_port);
+    spdlog::info("distributed: rank {} of {} joined through {}:{}", s.rank, s.world_size, s.master_addr, s.master_port);
   }
   ~Group() { heartbeat->stop(); }
 
@@ -218,22 +218,25 @@ struct Collective::Group {
       if (missing.empty()) return;
       if (Clock::now() > deadline) {
         throw_distributed(fmt::format("rank(s) {} did not join within {} s (WORLD_SIZE {}, store {}:{})",
-                                      rank_list(missing), settings.timeout_s, settings.world_size,
-                                      settings.master_addr, settings.master_port));
+                                      rank_list(missing), settings.timeout_s, settings.world_size, settings.master_addr,
+                                      settings.master_port));
       }
       std::this_thread::sleep_for(milliseconds(100));
     }
   }
-
 
   // A rank started with another WORLD_SIZE waited out the timeout for ranks that never come,
   // and was then reported as missing.
   void refuse_other_world_size(int rank) {
     const std::vector<std::uint8_t> value = store->get(joined_key(rank));
     const std::string theirs(value.begin(), value.end());
-    if (theirs == std::to_string(settings.world_size) || theirs.empty() || !std::isdigit(static_cast<unsigned char>(theirs[0]))) return;
-    throw UsageError(fmt::format("rank {} was started with WORLD_SIZE {} and rank {} with WORLD_SIZE {}: start every "
-                                 "rank with the same WORLD_SIZE", rank, theirs, settings.rank, settings.world_size));
+    if (theirs == std::to_string(settings.world_size) || theirs.empty() ||
+        !std::isdigit(static_cast<unsigned char>(theirs[0])))
+      return;
+    throw UsageError(
+        fmt::format("rank {} was started with WORLD_SIZE {} and rank {} with WORLD_SIZE {}: start every "
+                    "rank with the same WORLD_SIZE",
+                    rank, theirs, settings.rank, settings.world_size));
   }
 
   // Ranks whose heartbeat stood still over kSilence; rank 0 when its store is unreachable.
@@ -286,12 +289,13 @@ void Collective::fail(const std::string& during, const std::exception& e) {
     lost = group_->silent_ranks();
   }
   if (lost.empty()) {
-    throw_distributed(fmt::format("rank {}: {} failed or timed out after {} s with every rank still alive: {}",
-                                  rank(), during, settings_.timeout_s, first_line(e.what())));
+    throw_distributed(fmt::format("rank {}: {} failed or timed out after {} s with every rank still alive: {}", rank(),
+                                  during, settings_.timeout_s, first_line(e.what())));
   }
-  throw_distributed(fmt::format("lost rank {} (no heartbeat; {} on rank {} failed: {}); every rank stops. "
-                                "Restart all ranks (`train --resume` continues from the last checkpoint)",
-                                rank_list(lost), during, rank(), first_line(e.what())));
+  throw_distributed(
+      fmt::format("lost rank {} (no heartbeat; {} on rank {} failed: {}); every rank stops. "
+                  "Restart all ranks (`train --resume` continues from the last checkpoint)",
+                  rank_list(lost), during, rank(), first_line(e.what())));
 }
 
 namespace {
@@ -329,7 +333,8 @@ std::vector<double> Collective::broadcast(std::vector<double> values) {
   return std::vector<double>(p, p + values.size());
 }
 
-std::vector<std::vector<std::int64_t>> Collective::gather(const std::vector<std::int64_t>& values, const std::string& what) {
+std::vector<std::vector<std::int64_t>> Collective::gather(const std::vector<std::int64_t>& values,
+                                                          const std::string& what) {
   const auto n = static_cast<std::int64_t>(values.size());
   std::vector<at::Tensor> in{torch::tensor(values, torch::kInt64)};
   std::vector<std::vector<at::Tensor>> out(1);
@@ -368,7 +373,9 @@ void Collective::check_same(const SettingsFingerprint& parts, const std::string&
     const bool differs = std::any_of(all.begin(), all.end(), [&](const auto& rank) { return rank[i] != hashes[i]; });
     if (differs) names += (names.empty() ? "" : ", ") + parts[i].first;
   }
-  if (!names.empty()) throw_distributed("the ranks disagree on " + what + ": " + names + (names.find(',') == std::string::npos ? " differs" : " differ"));
+  if (!names.empty())
+    throw_distributed("the ranks disagree on " + what + ": " + names +
+                      (names.find(',') == std::string::npos ? " differs" : " differ"));
 }
 
 void Collective::barrier() {

@@ -51,8 +51,8 @@ TensorMap own_names(const hf::BertWeights& w) {
 void copy_tensor(const hf::Tensor& from, torch::Tensor& into, const std::string& file) {
   if (std::vector<std::int64_t>(into.sizes().begin(), into.sizes().end()) != from.shape ||
       static_cast<std::int64_t>(from.values.size()) != into.numel()) {
-    throw ModelFormatError(file, "tensor '" + from.name + "' does not fit parameter of shape " +
-                                     c10::str(into.sizes()));
+    throw ModelFormatError(file,
+                           "tensor '" + from.name + "' does not fit parameter of shape " + c10::str(into.sizes()));
   }
   const torch::Tensor src = torch::from_blob(const_cast<float*>(from.values.data()), into.sizes(), torch::kFloat32);
   into.copy_(src);
@@ -65,8 +65,9 @@ bool is_given(const nlohmann::json& config, const nlohmann::json& defaults, cons
   return config.at(key) != defaults.at(key) || std::find(given_keys.begin(), given_keys.end(), key) != given_keys.end();
 }
 
-void refuse_if_set(const nlohmann::json& config, const nlohmann::json& defaults, const std::vector<std::string>& given_keys,
-                   const std::string& key, const nlohmann::json& init_value, const std::string& origin) {
+void refuse_if_set(const nlohmann::json& config, const nlohmann::json& defaults,
+                   const std::vector<std::string>& given_keys, const std::string& key, const nlohmann::json& init_value,
+                   const std::string& origin) {
   if (!is_given(config, defaults, given_keys, key) || config.at(key) == init_value) return;
   throw ConfigError(key, "is " + config.at(key).dump() + " but --init " + origin + " has " + init_value.dump() +
                              "; it fixes it (drop the key)");
@@ -75,8 +76,8 @@ void refuse_if_set(const nlohmann::json& config, const nlohmann::json& defaults,
 Architecture architecture_of(const hf::BertCheckpoint& ck, std::int64_t max_len) {
   const hf::BertConfig& c = ck.config;
   if (c.hidden_act != "gelu") {
-    throw ModelFormatError(config_path(ck), "hidden_act '" + c.hidden_act +
-                                                "' is not supported (only gelu, the erf form BERT uses)");
+    throw ModelFormatError(config_path(ck),
+                           "hidden_act '" + c.hidden_act + "' is not supported (only gelu, the erf form BERT uses)");
   }
   if (!c.model_type.empty() && c.model_type != "bert") {
     throw ModelFormatError(config_path(ck), "model_type '" + c.model_type + "' is not bert");
@@ -123,22 +124,35 @@ void adopt_checkpoint_architecture(const hf::BertCheckpoint& ck, const std::vect
   refuse_if_set(config, defaults, given_keys, "ff", c.intermediate_size, origin);
   refuse_if_set(config, defaults, given_keys, "bigram_buckets", 0, origin);
   refuse_if_set(config, defaults, given_keys, "trigram_buckets", 0, origin);
-  for (const char* key : {"positions", "type_vocab_size", "layer_norm_eps", "pooler", "tokenizer", "classifier",
-                          "heads_per_layer"}) {
+  for (const char* key :
+       {"positions", "type_vocab_size", "layer_norm_eps", "pooler", "tokenizer", "classifier", "heads_per_layer"}) {
     if (is_given(config, defaults, given_keys, key)) {
       throw ConfigError(key, std::string("comes from the checkpoint with --init ") + origin + " (drop the key)");
     }
   }
   if (options.arch.max_len > c.max_position_embeddings) {
-    throw ConfigError("max_len", "is " + std::to_string(options.arch.max_len) + " but --init " + origin +
-                                     " has only " + std::to_string(c.max_position_embeddings) + " positions");
+    throw ConfigError("max_len", "is " + std::to_string(options.arch.max_len) + " but --init " + origin + " has only " +
+                                     std::to_string(c.max_position_embeddings) + " positions");
   }
   const int freeze = options.freeze_layers;
   const Architecture arch = architecture_of(ck, options.arch.max_len);
-  options.arch = Architecture{arch.vocab_size, arch.layers, arch.hidden, arch.heads, arch.ff, arch.max_len,
-                              options.arch.dropout, options.arch.attention_dropout, 0, 0,
-                              arch.positions, arch.type_vocab_size, arch.layer_norm_eps, true, {}};
-  if (freeze > arch.layers) throw ConfigError("freeze_layers", "exceeds the checkpoint's " + std::to_string(arch.layers) + " layers");
+  options.arch = Architecture{arch.vocab_size,
+                              arch.layers,
+                              arch.hidden,
+                              arch.heads,
+                              arch.ff,
+                              arch.max_len,
+                              options.arch.dropout,
+                              options.arch.attention_dropout,
+                              0,
+                              0,
+                              arch.positions,
+                              arch.type_vocab_size,
+                              arch.layer_norm_eps,
+                              true,
+                              {}};
+  if (freeze > arch.layers)
+    throw ConfigError("freeze_layers", "exceeds the checkpoint's " + std::to_string(arch.layers) + " layers");
   options.tokenizer = "wordpiece";
   set_architecture(config, options.arch);
   config["tokenizer"] = "wordpiece";

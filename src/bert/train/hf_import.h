@@ -38,7 +38,8 @@ void adopt_checkpoint_architecture(const hf::BertCheckpoint& checkpoint, const s
 
 // Throws ConfigError naming key when it was given or changed from defaults, to another value
 // than the one --init `origin` fixes.
-void refuse_if_set(const nlohmann::json& config, const nlohmann::json& defaults, const std::vector<std::string>& given_keys,
-                   const std::string& key, const nlohmann::json& init_value, const std::string& origin);
+void refuse_if_set(const nlohmann::json& config, const nlohmann::json& defaults,
+                   const std::vector<std::string>& given_keys, const std::string& key, const nlohmann::json& init_value,
+                   const std::string& origin);
 
 }  // namespace newscls::bert

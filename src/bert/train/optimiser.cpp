@@ -18,9 +18,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 // Decoupled weight decay on matrices only: biases and norms are exempt.
-bool decays(const std::string& name) {
-  return !ends_with(name, "bias") && name.find("norm") == std::string::npos;
-}
+bool decays(const std::string& name) { return !ends_with(name, "bias") && name.find("norm") == std::string::npos; }
 
 }  // namespace
 

@@ -38,7 +38,8 @@ nlohmann::json with_architecture(nlohmann::json config, const Architecture& arch
 
 // The keys that shape a trained encoder and the tokens it reads.
 nlohmann::json model_keys(const Settings& o) {
-  nlohmann::json keys = {{"tokenizer", o.tokenizer}, {"fold_punctuation", o.fold_punctuation}, {"classifier", o.classifier}};
+  nlohmann::json keys = {
+      {"tokenizer", o.tokenizer}, {"fold_punctuation", o.fold_punctuation}, {"classifier", o.classifier}};
   set_architecture(keys, o.arch);
   return keys;
 }
@@ -88,7 +89,8 @@ nlohmann::json pretrain_encoder_bundle(const PretrainContext& request) {
   std::optional<ContinuedEncoder> continued;
   if (!request.continue_from.empty()) continued = continue_encoder(request.continue_from, corpus, rng);
   TitleTokenizer vocab =
-      continued ? continued->vocab : TitleTokenizer(CharVocab::build(corpus, options.vocab_min_count, options.vocab_max_size));
+      continued ? continued->vocab
+                : TitleTokenizer(CharVocab::build(corpus, options.vocab_min_count, options.vocab_max_size));
   if (continued) options = continued_options(options, continued->options);
   // A pretrained checkpoint's weights (WordPiece: imported) move at its own rate here too, as
   // when they are fine-tuned.
@@ -100,7 +102,8 @@ nlohmann::json pretrain_encoder_bundle(const PretrainContext& request) {
   Collective comm(request.distributed);
   comm.check_same(pretrain_fingerprint(config, request),
                   "the pretraining settings (start every rank with the same command line and data)");
-  nlohmann::json facts = pretrain_mlm(encoder, rng, options, {&titles, vocab.size(), request.seed, &comm, vocab.mask_ids()});
+  nlohmann::json facts =
+      pretrain_mlm(encoder, rng, options, {&titles, vocab.size(), request.seed, &comm, vocab.mask_ids()});
   facts["vocab_size"] = vocab.size();
   facts["pretrain_titles"] = corpus.size();
   if (request.unlabeled != nullptr) facts["unlabeled_titles"] = request.unlabeled->size();

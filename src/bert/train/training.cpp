@@ -28,7 +28,6 @@ namespace fs = std::filesystem;
 constexpr char kStateMagic[4] = {'N', 'C', 'B', 'C'};
 constexpr std::uint32_t kStateVersion = 1;
 
-
 std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream, std::uint64_t epoch) {
   return seed * 0x9E3779B97F4A7C15ULL + stream * 0xD1B54A32D192ED03ULL + epoch;
 }
@@ -57,8 +56,7 @@ std::int64_t total_steps(std::size_t n, int batch_size, int epochs, std::int64_t
   return max_steps > 0 ? std::min(total, max_steps) : total;
 }
 
-void optimiser_step(Optimiser& optimizer, const Settings& o, double peak_lr, std::int64_t step,
-                    std::int64_t total) {
+void optimiser_step(Optimiser& optimizer, const Settings& o, double peak_lr, std::int64_t step, std::int64_t total) {
   optimizer.step(scheduled_lr(step, total, peak_lr, o.warmup), o.clip_norm);
 }
 
@@ -81,7 +79,8 @@ MaskedBatch mask_tokens(const Batch& batch, double mask_prob, std::int64_t vocab
   for (std::int64_t i = 0; i < b; ++i) {
     for (std::int64_t j = 0; j < t; ++j) {
       const std::int64_t id = ids[i][j];
-      if (!valid[i][j] || id == special.pad || id == special.cls || id == special.sep || unit(gen) >= mask_prob) continue;
+      if (!valid[i][j] || id == special.pad || id == special.cls || id == special.sep || unit(gen) >= mask_prob)
+        continue;
       positions.push_back(i * t + j);
       targets.push_back(id);
       const double r = unit(gen);
@@ -197,8 +196,8 @@ void swap_in_checkpoint(const fs::path& root, const fs::path& tmp_dir) {
   fs::remove_all(old_dir);
 }
 
-void write_checkpoint(const fs::path& root, const FineTuneState& s, const NamedTensors& model,
-                      const NamedTensors& best, Optimiser& optimizer) {
+void write_checkpoint(const fs::path& root, const FineTuneState& s, const NamedTensors& model, const NamedTensors& best,
+                      Optimiser& optimizer) {
   CheckpointPaths tmp{root / "bert_checkpoint.tmp"};
   fs::remove_all(tmp.dir);
   fs::create_directories(tmp.dir);
@@ -236,8 +235,8 @@ void read_checkpoint_state(const fs::path& path, FineTuneState& s) {
   r.expect_end();
 }
 
-bool read_checkpoint(const fs::path& root, FineTuneState& s, const NamedTensors& model,
-                     NamedTensors& best, Optimiser& optimizer) {
+bool read_checkpoint(const fs::path& root, FineTuneState& s, const NamedTensors& model, NamedTensors& best,
+                     Optimiser& optimizer) {
   CheckpointPaths paths{checkpoint_to_resume(root)};
   if (paths.dir.empty()) return false;
   if (paths.dir != current_checkpoint(root)) {
@@ -253,8 +252,7 @@ bool read_checkpoint(const fs::path& root, FineTuneState& s, const NamedTensors&
 double dev_macro_f1(ClassifierModel model, const FineTuneJob& job, int batch_size) {
   torch::Tensor probs = predict_probs(model, *job.dev, batch_size);
   torch::Tensor predicted = probs.argmax(1);
-  std::vector<int> pred(predicted.data_ptr<std::int64_t>(),
-                        predicted.data_ptr<std::int64_t>() + predicted.numel());
+  std::vector<int> pred(predicted.data_ptr<std::int64_t>(), predicted.data_ptr<std::int64_t>() + predicted.numel());
   return compute_metrics(*job.dev_labels, pred, *job.labels).macro_f1;
 }
 
@@ -268,8 +266,8 @@ double scheduled_lr(std::int64_t step, std::int64_t total, double peak, double w
   return peak * std::max(0.0, 1.0 - (s - warm) / rest);
 }
 
-nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng,
-                            const Settings& o, const PretrainJob& job) {
+nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng, const Settings& o,
+                            const PretrainJob& job) {
   MlmModel mlm(encoder, rng);
   mlm->train();
   if (job.comm != nullptr) job.comm->broadcast(named_state(*mlm));
@@ -381,7 +379,8 @@ void fine_tune_step(FineTuneRun& r, const std::vector<std::size_t>& rows, Progre
                       : torch::cross_entropy_loss(r.model(batch.ids, batch.key_valid), batch.labels);
   });
   if (!std::isfinite(l)) {  // NaN weights would be saved as a bundle that answers NaN
-    throw Error(ErrorKind::kConfig, fmt::format("fine-tuning diverged: the loss is {} at step {} (try a lower lr)", l, s.step + 1));
+    throw Error(ErrorKind::kConfig,
+                fmt::format("fine-tuning diverged: the loss is {} at step {} (try a lower lr)", l, s.step + 1));
   }
   optimiser_step(r.optimizer, r.o, r.o.lr, s.step, r.total);
   ++s.step;
@@ -442,8 +441,8 @@ nlohmann::json fine_tune_facts(const FineTuneState& s, const Collective* comm) {
 
 }  // namespace
 
-nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& rng,
-                         const Settings& o, const FineTuneJob& job) {
+nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& rng, const Settings& o,
+                         const FineTuneJob& job) {
   FineTuneRun r(std::move(model), o, job);
   FineTuneState& s = r.s;
   r.resumed_seconds = job.resumed_seconds;
@@ -454,12 +453,14 @@ nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& 
   const bool checkpoints = !job.checkpoint_dir.empty();
   if (checkpoints && job.resume && read_checkpoint(job.checkpoint_dir, s, r.live, r.best, r.optimizer)) {
     spdlog::info("resuming fine-tuning at epoch {} (step {})", s.next_epoch + 1, s.step);
-    if (!s.history.empty() && s.history.back().contains("wall_seconds")) r.resumed_seconds = s.history.back()["wall_seconds"];
+    if (!s.history.empty() && s.history.back().contains("wall_seconds"))
+      r.resumed_seconds = s.history.back()["wall_seconds"];
     // The loss average goes on from the epoch that ended there, as in a run never interrupted.
     if (!s.history.empty() && s.history.back().contains("train_loss")) r.ema_loss = s.history.back()["train_loss"];
   }
   // Every rank reads the checkpoint from work_dir (shared, or copied to each machine).
-  if (job.comm != nullptr) job.comm->check_same(s.step, "the step to resume from (each needs <out>.work/bert_checkpoint)");
+  if (job.comm != nullptr)
+    job.comm->check_same(s.step, "the step to resume from (each needs <out>.work/bert_checkpoint)");
   const bool use_dev = job.dev != nullptr && !job.dev->empty();
   Progress bar("fine-tune", static_cast<std::size_t>(r.total));
   if (s.step > 0) bar.advance(static_cast<std::size_t>(s.step));

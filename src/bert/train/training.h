@@ -36,24 +36,24 @@ struct PretrainJob {
   const Encoded* titles = nullptr;
   std::int64_t vocab_size = 0;
   std::uint64_t seed = 1;
-  Collective* comm = nullptr;                   // null: one process
-  MaskIds ids;                                  // a WordPiece vocabulary's own (TitleTokenizer::mask_ids)
+  Collective* comm = nullptr;  // null: one process
+  MaskIds ids;                 // a WordPiece vocabulary's own (TitleTokenizer::mask_ids)
 };
 
 // Trains encoder in place with masked-language modelling; returns facts for metrics.json.
-nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng,
-                            const Settings& options, const PretrainJob& job);
+nlohmann::json pretrain_mlm(Encoder encoder, const std::shared_ptr<MaskRng>& rng, const Settings& options,
+                            const PretrainJob& job);
 
 struct FineTuneJob {
   const Encoded* train = nullptr;
   const std::vector<int>* train_labels = nullptr;
-  const Encoded* dev = nullptr;                 // may be null: no early stopping
+  const Encoded* dev = nullptr;  // may be null: no early stopping
   const std::vector<int>* dev_labels = nullptr;
   const LabelSet* labels = nullptr;
   std::uint64_t seed = 1;
-  std::string checkpoint_dir;                   // "" = no checkpoints
+  std::string checkpoint_dir;  // "" = no checkpoints
   bool resume = false;
-  Collective* comm = nullptr;                   // null: one process
+  Collective* comm = nullptr;  // null: one process
   // When set: the training's start in this process. Each epoch's history record keeps the wall
   // time so far (wall_seconds), counting the processes a resumed run continues.
   const Stopwatch* since_start = nullptr;
@@ -64,8 +64,8 @@ struct FineTuneJob {
   std::function<torch::Tensor(ClassifierModel&, const Batch&)> loss;
 };
 
-nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& rng,
-                         const Settings& options, const FineTuneJob& job);
+nlohmann::json fine_tune(ClassifierModel model, const std::shared_ptr<MaskRng>& rng, const Settings& options,
+                         const FineTuneJob& job);
 
 // True when work_dir holds a checkpoint that a resumed fine_tune continues from: the
 // current one, or the previous one when a crash came while it was being replaced.

@@ -44,25 +44,21 @@ TEST(Attention, LectureScoresAndScaledScores) {
 TEST(Attention, LectureWeightsAndOutput) {
   Lecture l;
   AttentionOutput r = scaled_dot_product_attention(l.q, l.k, l.v, AttentionMask{});
-  expect_close(r.weights,
-               mat({{0.1554, 0.4223, 0.4223}, {0.4223, 0.1554, 0.4223}, {0.2741, 0.2741, 0.4519}}),
-               5e-5, "A to 4 decimals");
+  expect_close(r.weights, mat({{0.1554, 0.4223, 0.4223}, {0.4223, 0.1554, 0.4223}, {0.2741, 0.2741, 0.4519}}), 5e-5,
+               "A to 4 decimals");
   // The lecture multiplies weights already rounded to 4 decimals, so its O is off by up to
   // 1e-4 in the last place (o31 = 2 - 3a = 1.17780 exactly, printed 1.1779).
-  expect_close(r.output, mat({{1.0000, 1.2669}, {1.2669, 0.7331}, {1.1779, 1.0001}}), 1.5e-4,
-               "O as printed");
+  expect_close(r.output, mat({{1.0000, 1.2669}, {1.2669, 0.7331}, {1.1779, 1.0001}}), 1.5e-4, "O as printed");
   const double e = std::exp(1.0), a = std::exp(0.5) / (2 * std::exp(0.5) + e), b = e / (1 + 2 * e);
-  expect_close(r.output,
-               mat({{1.0f, float(3 * b)}, {float(3 * b), float(2 - 3 * b)}, {float(2 - 3 * a), 1.0f}}),
-               1e-5, "O in closed form");
+  expect_close(r.output, mat({{1.0f, float(3 * b)}, {float(3 * b), float(2 - 3 * b)}, {float(2 - 3 * a), 1.0f}}), 1e-5,
+               "O in closed form");
 }
 
 TEST(Attention, LectureUnscaledSoftmaxIsSharper) {
   Lecture l;
   AttentionOutput r = scaled_dot_product_attention(l.q, l.k, l.v, AttentionMask{}, /*scale=*/false);
-  expect_close(r.weights,
-               mat({{0.0634, 0.4683, 0.4683}, {0.4683, 0.0634, 0.4683}, {0.2119, 0.2119, 0.5761}}),
-               5e-5, "softmax(S)");
+  expect_close(r.weights, mat({{0.0634, 0.4683, 0.4683}, {0.4683, 0.0634, 0.4683}, {0.2119, 0.2119, 0.5761}}), 5e-5,
+               "softmax(S)");
 }
 
 TEST(Attention, RowsSumToOneAndPaddedKeysGetExactlyZero) {
@@ -72,12 +68,18 @@ TEST(Attention, RowsSumToOneAndPaddedKeysGetExactlyZero) {
   AttentionOutput r = scaled_dot_product_attention(q, k, v, make_attention_mask(valid, 5, false));
   expect_close(r.weights.sum(-1), torch::ones({3, 2, 5}), 1e-6, "row sums");
   EXPECT_EQ(r.weights.index({1, torch::indexing::Slice(), torch::indexing::Slice(), torch::indexing::Slice(3)})
-                .abs().max().item<float>(), 0.0f);
+                .abs()
+                .max()
+                .item<float>(),
+            0.0f);
   EXPECT_EQ(r.weights.index({2, torch::indexing::Slice(), torch::indexing::Slice(), torch::indexing::Slice(1)})
-                .abs().max().item<float>(), 0.0f);
+                .abs()
+                .max()
+                .item<float>(),
+            0.0f);
   // A single real key takes all the weight.
-  expect_close(r.weights.index({2, torch::indexing::Slice(), torch::indexing::Slice(), 0}),
-               torch::ones({2, 5}), 1e-6, "single key");
+  expect_close(r.weights.index({2, torch::indexing::Slice(), torch::indexing::Slice(), 0}), torch::ones({2, 5}), 1e-6,
+               "single key");
 }
 
 TEST(Attention, FullyMaskedRowsGiveZerosNotNaN) {
@@ -99,8 +101,8 @@ TEST(Attention, KeyAndValueWidthsMayDiffer) {
   AttentionOutput r = scaled_dot_product_attention(q, k, v, AttentionMask{});
   EXPECT_EQ(r.output.sizes(), torch::IntArrayRef({2, 3, 7}));
   EXPECT_EQ(r.weights.sizes(), torch::IntArrayRef({2, 3, 5}));
-  AttentionOutput r4 = scaled_dot_product_attention(q.view({2, 1, 3, 4}), k.view({2, 1, 5, 4}),
-                                                    v.view({2, 1, 5, 7}), AttentionMask{});
+  AttentionOutput r4 =
+      scaled_dot_product_attention(q.view({2, 1, 3, 4}), k.view({2, 1, 5, 4}), v.view({2, 1, 5, 7}), AttentionMask{});
   EXPECT_EQ(r4.output.sizes(), torch::IntArrayRef({2, 1, 3, 7}));
 }
 
@@ -131,8 +133,8 @@ TEST(Attention, CausalMaskHidesTheFuture) {
   v2.index_put_({torch::indexing::Slice(), torch::indexing::Slice(), torch::indexing::Slice(3)}, -9.0);
   AttentionOutput r2 = scaled_dot_product_attention(q, k2, v2, causal);
   using torch::indexing::Slice;
-  expect_close(r2.output.index({Slice(), Slice(), Slice(0, 3)}), r.output.index({Slice(), Slice(), Slice(0, 3)}),
-               1e-6, "past outputs");
+  expect_close(r2.output.index({Slice(), Slice(), Slice(0, 3)}), r.output.index({Slice(), Slice(), Slice(0, 3)}), 1e-6,
+               "past outputs");
   // Combined with padding: padded keys stay at zero weight.
   torch::Tensor valid = torch::tensor({1, 1, 1, 0, 0}, torch::kBool).view({1, t});
   AttentionOutput r3 = scaled_dot_product_attention(q, k, v, make_attention_mask(valid, t, true));
@@ -168,7 +170,7 @@ std::pair<torch::Tensor, torch::Tensor> per_head_reference(torch::nn::Module& mh
         torch::Tensor bh = w(name + ".bias").slice(0, h * d, (h + 1) * d);
         return torch::matmul(in, wh.t()) + bh;
       };
-      torch::Tensor q = project("query", xd[b].slice(0, 0, t_q));  // (t_q, d)
+      torch::Tensor q = project("query", xd[b].slice(0, 0, t_q));            // (t_q, d)
       torch::Tensor k = project("key", xd[b]), v = project("value", xd[b]);  // (t, d)
       torch::Tensor scores = torch::matmul(q, k.t()) / std::sqrt(static_cast<double>(d));
       for (std::int64_t j = 0; j < t; ++j) {
@@ -192,7 +194,8 @@ TEST(Attention, MultiHeadSplitAndMergeEqualAPerHeadLoop) {
   // Biases start at zero; random ones make a misplaced bias slice visible.
   for (auto& p : mha->named_parameters()) p.value().copy_(torch::randn(p.value().sizes()) * 0.3);
   torch::Tensor x = torch::randn({3, 6, hidden});
-  torch::Tensor valid = torch::tensor({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0}, torch::kBool).view({3, 6});
+  torch::Tensor valid =
+      torch::tensor({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0}, torch::kBool).view({3, 6});
   const AttentionMask mask = make_attention_mask(valid, 6, false);
   for (bool first_only : {false, true}) {
     AttentionOutput got = mha(x, mask, first_only);
@@ -225,9 +228,7 @@ void expect_invariant_to_appended_padding(std::int64_t ngram_buckets) {
 
 TEST(Attention, EncoderIsInvariantToAppendedPadding) { expect_invariant_to_appended_padding(0); }
 
-TEST(Attention, EncoderWithNgramsIsInvariantToAppendedPadding) {
-  expect_invariant_to_appended_padding(64);
-}
+TEST(Attention, EncoderWithNgramsIsInvariantToAppendedPadding) { expect_invariant_to_appended_padding(64); }
 
 TEST(Attention, ClsOnlyLastLayerEqualsTheFullPassAtCls) {
   torch::manual_seed(12);
@@ -235,8 +236,9 @@ TEST(Attention, ClsOnlyLastLayerEqualsTheFullPassAtCls) {
   Encoder encoder(arch, std::make_shared<MaskRng>(5));
   encoder->eval();
   torch::NoGradGuard no_grad;
-  torch::Tensor ids = torch::tensor(std::vector<std::int64_t>{kCls, 7, 9, 11, kSep, kCls, 8, kSep, kPad, kPad},
-                                    torch::kInt64).view({2, 5});
+  torch::Tensor ids =
+      torch::tensor(std::vector<std::int64_t>{kCls, 7, 9, 11, kSep, kCls, 8, kSep, kPad, kPad}, torch::kInt64)
+          .view({2, 5});
   torch::Tensor valid = ids != kPad;
   torch::Tensor full = encoder(ids, valid).hidden;
   torch::Tensor cls = encoder(ids, valid, /*keep_weights=*/false, /*cls_only=*/true).hidden;

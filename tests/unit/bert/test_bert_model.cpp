@@ -95,8 +95,8 @@ TEST(BertSettings, EachKeyOfTheTableHolds) { testing::expect_table_holds(setting
 
 TEST(BertBigrams, HashPairsIntoBucketsAndHideSpecialTokens) {
   const std::int64_t vocab = 50, buckets = 97;
-  torch::Tensor ids = torch::tensor(std::vector<std::int64_t>{kCls, 7, 9, 7, 9, kMask, 9, kSep, kPad},
-                                    torch::kInt64).view({1, 9});
+  torch::Tensor ids =
+      torch::tensor(std::vector<std::int64_t>{kCls, 7, 9, 7, 9, kMask, 9, kSep, kPad}, torch::kInt64).view({1, 9});
   const torch::Tensor hashed = ngram_buckets(ids, vocab, buckets, 2);
   auto b = hashed.accessor<std::int64_t, 2>();
   EXPECT_EQ(b[0][0], 0) << "[CLS] starts no bigram";
@@ -112,8 +112,8 @@ TEST(BertBigrams, HashPairsIntoBucketsAndHideSpecialTokens) {
 
 TEST(BertTrigrams, HashTriplesIntoBucketsAndHideSpecialTokens) {
   const std::int64_t vocab = 50, buckets = 97;
-  torch::Tensor ids = torch::tensor(std::vector<std::int64_t>{kCls, 7, 9, 8, 7, 9, 8, kMask, 9, 6, kSep},
-                                    torch::kInt64).view({1, 11});
+  torch::Tensor ids =
+      torch::tensor(std::vector<std::int64_t>{kCls, 7, 9, 8, 7, 9, 8, kMask, 9, 6, kSep}, torch::kInt64).view({1, 11});
   auto b = ngram_buckets(ids, vocab, buckets, 3).contiguous();
   auto t = b.accessor<std::int64_t, 2>();
   EXPECT_EQ(t[0][0], 0) << "[CLS] starts no trigram";
@@ -168,8 +168,9 @@ TEST(BertNgrams, UnsignedHashKeepsTheBucketsOfExistingBundles) {
 
 TEST(BertNgrams, HashOfExtremeIdsStaysInRange) {
   const std::int64_t vocab = std::int64_t{1} << 40, buckets = 1000;
-  torch::Tensor ids = torch::tensor(std::vector<std::int64_t>{vocab - 1, vocab - 2, vocab - 1, kNumSpecial, vocab - 1},
-                                    torch::kInt64).view({1, 5});
+  torch::Tensor ids =
+      torch::tensor(std::vector<std::int64_t>{vocab - 1, vocab - 2, vocab - 1, kNumSpecial, vocab - 1}, torch::kInt64)
+          .view({1, 5});
   for (int order : {2, 3}) {
     torch::Tensor b = ngram_buckets(ids, vocab, buckets, order);
     EXPECT_GE(b.slice(1, 0, 5 - order + 1).min().item<std::int64_t>(), 1) << "order " << order;
@@ -231,7 +232,8 @@ TEST(BertSchedule, WarmsUpLinearlyThenDecaysToZero) {
 
 TEST(BertNpy, HeaderIsValidNpyV1) {
   torch::Tensor w = torch::rand({2, 3, 4, 4});
-  const std::string b = npy_bytes(std::vector<float>(w.data_ptr<float>(), w.data_ptr<float>() + w.numel()), {2, 3, 4, 4});
+  const std::string b =
+      npy_bytes(std::vector<float>(w.data_ptr<float>(), w.data_ptr<float>() + w.numel()), {2, 3, 4, 4});
   ASSERT_EQ(b.substr(0, 6), std::string("\x93NUMPY", 6));
   EXPECT_EQ(b[6], 1);
   EXPECT_EQ(b[7], 0);
@@ -266,9 +268,9 @@ struct TinyData {
 
 nlohmann::json tiny_config() {
   nlohmann::json c = strip_docs(default_config());
-  for (const char* kv : {"layers=1", "hidden=32", "heads=2", "ff=64", "max_len=16", "batch_size=8",
-                         "epochs=3", "pretrain_epochs=1", "pretrain_max_steps=4", "lr=0.003",
-                         "warmup=0.1", "vocab_min_count=1", "dropout=0.0", "attention_dropout=0.0"}) {
+  for (const char* kv : {"layers=1", "hidden=32", "heads=2", "ff=64", "max_len=16", "batch_size=8", "epochs=3",
+                         "pretrain_epochs=1", "pretrain_max_steps=4", "lr=0.003", "warmup=0.1", "vocab_min_count=1",
+                         "dropout=0.0", "attention_dropout=0.0"}) {
     apply_override(c, kv);
   }
   return c;
@@ -339,7 +341,8 @@ TEST(BertClassifier, TrainSaveLoadPredictRoundTrip) {
   ASSERT_EQ(split.size(), one_thread.size());
   for (std::size_t i = 0; i < split.size(); ++i) {
     EXPECT_EQ(split[i].label, one_thread[i].label) << i;
-    for (std::size_t c = 0; c < split[i].probs.size(); ++c) EXPECT_NEAR(split[i].probs[c], one_thread[i].probs[c], 1e-6);
+    for (std::size_t c = 0; c < split[i].probs.size(); ++c)
+      EXPECT_NEAR(split[i].probs[c], one_thread[i].probs[c], 1e-6);
   }
   loaded->set_threads(1);
 
@@ -347,8 +350,8 @@ TEST(BertClassifier, TrainSaveLoadPredictRoundTrip) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/attention/7.npy"));
   const auto j = nlohmann::json::parse(std::ifstream(dir + "/attention/7.json"));
   EXPECT_EQ(j.at("tokens").front(), "[CLS]");
-  EXPECT_EQ(j.at("weights").size(), 1u);              // layers
-  EXPECT_EQ(j.at("weights")[0].size(), 2u);           // heads
+  EXPECT_EQ(j.at("weights").size(), 1u);     // layers
+  EXPECT_EQ(j.at("weights")[0].size(), 2u);  // heads
   EXPECT_EQ(j.at("weights")[0][0].size(), j.at("tokens").size());
 }
 
@@ -356,8 +359,8 @@ TEST(BertClassifier, TrainSaveLoadPredictRoundTrip) {
 nlohmann::json facts_with_patience_one(int epochs, const std::string& work) {
   TinyData data;
   nlohmann::json c = tiny_config();
-  for (const std::string& kv : std::vector<std::string>{"pretrain_epochs=0", "lr=1e-7", "patience=1",
-                                                      "epochs=" + std::to_string(epochs)}) {
+  for (const std::string& kv :
+       std::vector<std::string>{"pretrain_epochs=0", "lr=1e-7", "patience=1", "epochs=" + std::to_string(epochs)}) {
     apply_override(c, kv);
   }
   auto model = make_classifier();

@@ -16,8 +16,7 @@ namespace {
 struct Toy : torch::nn::Module {
   Toy(const std::string& table_name, bool sparse) {
     torch::manual_seed(3);
-    table = register_module(table_name, torch::nn::Embedding(
-                                            torch::nn::EmbeddingOptions(6, 4).sparse(sparse)));
+    table = register_module(table_name, torch::nn::Embedding(torch::nn::EmbeddingOptions(6, 4).sparse(sparse)));
     linear = register_module("linear", torch::nn::Linear(4, 2));
   }
   torch::Tensor loss(const torch::Tensor& ids) { return linear(table(ids)).pow(2).sum(); }

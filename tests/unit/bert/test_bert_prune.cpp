@@ -111,7 +111,8 @@ struct TinyData {
   Dataset train, dev;
   LabelSet labels{{"animals", "vehicles"}};
   TinyData() {
-    const std::vector<std::vector<std::string>> chars = {{"猫", "狗", "兔", "鸟", "鱼"}, {"车", "船", "机", "轨", "站"}};
+    const std::vector<std::vector<std::string>> chars = {{"猫", "狗", "兔", "鸟", "鱼"},
+                                                         {"车", "船", "机", "轨", "站"}};
     for (int i = 0; i < 48; ++i) {
       const int label = i % 2;
       std::string title;
@@ -125,9 +126,9 @@ struct TinyData {
 
 std::string train_tiny_bundle(const TinyData& data, const std::string& dir, const std::vector<std::string>& more = {}) {
   nlohmann::json c = strip_docs(default_config());
-  for (const char* kv : {"layers=2", "hidden=32", "heads=4", "ff=64", "max_len=16", "batch_size=8", "epochs=1",
-                         "pretrain_epochs=0", "lr=0.003", "vocab_min_count=1", "dropout=0.0",
-                         "attention_dropout=0.0", "bigram_buckets=128"}) {
+  for (const char* kv :
+       {"layers=2", "hidden=32", "heads=4", "ff=64", "max_len=16", "batch_size=8", "epochs=1", "pretrain_epochs=0",
+        "lr=0.003", "vocab_min_count=1", "dropout=0.0", "attention_dropout=0.0", "bigram_buckets=128"}) {
     apply_override(c, kv);
   }
   for (const std::string& kv : more) apply_override(c, kv);
@@ -164,7 +165,8 @@ torch::Tensor masked_original(const std::string& dir, const nlohmann::json& remo
   Settings o = parse_settings(bundle.manifest().config);
   const TitleTokenizer tok = TitleTokenizer::load(bundle, o.tokenizer);
   o.arch.vocab_size = std::max(o.arch.vocab_size, tok.size());
-  ClassifierModel model(o.arch, static_cast<std::int64_t>(bundle.manifest().labels.size()), std::make_shared<MaskRng>(1));
+  ClassifierModel model(o.arch, static_cast<std::int64_t>(bundle.manifest().labels.size()),
+                        std::make_shared<MaskRng>(1));
   load_tensors(bundle.payload_path("weights.bin"), named_state(*model));
   std::vector<torch::Tensor> masks;
   for (std::int64_t l = 0; l < o.arch.layers; ++l) masks.push_back(torch::ones({o.arch.heads}));
@@ -175,8 +177,8 @@ torch::Tensor masked_original(const std::string& dir, const nlohmann::json& remo
   return predict_probs(model, encoded, 64);
 }
 
-void expect_predicts_as_masked(const std::string& original, const std::string& pruned_dir,
-                               const nlohmann::json& facts, const Dataset& dev) {
+void expect_predicts_as_masked(const std::string& original, const std::string& pruned_dir, const nlohmann::json& facts,
+                               const Dataset& dev) {
   const torch::Tensor want = masked_original(original, facts.at("removed_heads"), dev);
   auto loaded = load_classifier(pruned_dir);
   const std::vector<Prediction> got = loaded->predict_batch(dev.titles);
@@ -184,7 +186,9 @@ void expect_predicts_as_masked(const std::string& original, const std::string& p
   double worst = 0;
   for (std::size_t i = 0; i < got.size(); ++i) {
     for (std::size_t k = 0; k < got[i].probs.size(); ++k) {
-      worst = std::max(worst, std::abs(got[i].probs[k] - want[static_cast<std::int64_t>(i)][static_cast<std::int64_t>(k)].item<double>()));
+      worst = std::max(
+          worst,
+          std::abs(got[i].probs[k] - want[static_cast<std::int64_t>(i)][static_cast<std::int64_t>(k)].item<double>()));
     }
   }
   EXPECT_LE(worst, 1e-5);
@@ -227,8 +231,8 @@ TEST(BertPrune, GreedyDevDropAndRecoveryRun) {
   const std::string dir = testing::scratch_dir();
   TinyData data;
   const std::string original = train_tiny_bundle(data, dir + "/bert");
-  const nlohmann::json facts = compress_bundle(prune_request(
-      data, original, dir + "/pruned", {"max_dev_drop=1", "recover_epochs=1", "recover_max_steps=2"}));
+  const nlohmann::json facts = compress_bundle(
+      prune_request(data, original, dir + "/pruned", {"max_dev_drop=1", "recover_epochs=1", "recover_max_steps=2"}));
   EXPECT_EQ(facts.at("heads_removed").get<int>(), 6) << "a drop of 1 allows every removable head";
   EXPECT_EQ(facts.at("recovery").at("steps").get<int>(), 2);
   EXPECT_EQ(facts.at("recovery_kept").get<bool>(),
@@ -241,7 +245,8 @@ TEST(BertPrune, GreedyDevDropAndRecoveryRun) {
 TEST(BertPrune, RecoveryThatLowersDevAccuracyIsNotKept) {
   const std::string dir = testing::scratch_dir();
   TinyData data;
-  const std::string original = train_tiny_bundle(data, dir + "/bert", {"epochs=30", "patience=30", "lr=0.01"});  // above chance, to lose
+  const std::string original =
+      train_tiny_bundle(data, dir + "/bert", {"epochs=30", "patience=30", "lr=0.01"});  // above chance, to lose
   const nlohmann::json facts = compress_bundle(prune_request(
       data, original, dir + "/pruned", {"prune_heads=2", "recover_epochs=1", "recover_lr=1", "recover_warmup=0"}));
   ASSERT_LT(facts.at("dev_accuracy_recovered").get<double>(), facts.at("dev_accuracy_pruned").get<double>())
@@ -254,12 +259,9 @@ TEST(BertPrune, BadSettingsAreRefusedNamingTheKey) {
   const std::string dir = testing::scratch_dir();
   TinyData data;
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"prune_heds=2"}, "prune_heds"},
-      {{"prune_heads=1.5"}, "prune_heads"},
-      {{"prune_heads=0"}, "prune_heads"},
-      {{"importance=random"}, "importance"},
-      {{"recover_epochs=-1"}, "recover_epochs"},
-      {{"prune_heads=2", "max_dev_drop=0.01"}, "max_dev_drop"}};
+      {{"prune_heds=2"}, "prune_heds"},          {{"prune_heads=1.5"}, "prune_heads"},
+      {{"prune_heads=0"}, "prune_heads"},        {{"importance=random"}, "importance"},
+      {{"recover_epochs=-1"}, "recover_epochs"}, {{"prune_heads=2", "max_dev_drop=0.01"}, "max_dev_drop"}};
   for (const auto& [overrides, key] : cases) {
     try {
       compress_bundle(prune_request(data, dir + "/none", dir + "/out", overrides));
@@ -294,8 +296,8 @@ TEST(BertPrune, ImportedHuggingFaceClassifierPrunes) {
   import_hf_bundle({kHuggingFaceFormat, ck, dir + "/imported"});
   TinyData data;  // titles only matter; ten labels as in id2label
   data.labels.names = Bundle::open(dir + "/imported").manifest().labels;
-  const nlohmann::json facts = compress_bundle(prune_request(
-      data, dir + "/imported", dir + "/pruned", {"prune_heads=4", "recover_epochs=0", "importance=drop"}));
+  const nlohmann::json facts = compress_bundle(prune_request(data, dir + "/imported", dir + "/pruned",
+                                                             {"prune_heads=4", "recover_epochs=0", "importance=drop"}));
   EXPECT_EQ(facts.at("heads_removed").get<int>(), 4);
   expect_predicts_as_masked(dir + "/imported", dir + "/pruned", facts, data.dev);
 }

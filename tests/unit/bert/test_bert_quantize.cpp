@@ -96,8 +96,8 @@ TEST(BertQuantize, TinyModelProbabilitiesStayNearF32) {
   const torch::Tensor b = torch::softmax(int8(ids, valid), 1);
   EXPECT_GT(a.max().item<double>(), 0.3) << "the test model should be far from uniform (0.2)";
   const double diff = (a - b).abs().max().item<double>();
-  std::cout << "tiny model: probabilities max abs diff " << diff << ", largest probability "
-            << a.max().item<double>() << "\n";
+  std::cout << "tiny model: probabilities max abs diff " << diff << ", largest probability " << a.max().item<double>()
+            << "\n";
   EXPECT_LE(diff, kProbTolerance);
   EXPECT_GT(diff, 0.0);
   EXPECT_GE(a.argmax(1).eq(b.argmax(1)).to(torch::kFloat64).mean().item<double>(), kAgreement);
@@ -180,7 +180,8 @@ CompressContext quantize_request(const std::string& from, const std::string& to,
 double max_prob_diff(const std::vector<Prediction>& a, const std::vector<Prediction>& b) {
   double d = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    for (std::size_t c = 0; c < a[i].probs.size(); ++c) d = std::max<double>(d, std::abs(a[i].probs[c] - b[i].probs[c]));
+    for (std::size_t c = 0; c < a[i].probs.size(); ++c)
+      d = std::max<double>(d, std::abs(a[i].probs[c] - b[i].probs[c]));
   }
   return d;
 }

@@ -69,7 +69,10 @@ Encoded random_titles(std::int64_t vocab, std::size_t n, std::uint64_t seed) {
   for (std::size_t i = 0; i < n; ++i) {
     std::vector<std::int64_t> ids{kCls};
     const std::size_t len = i % 11;
-    for (std::size_t k = 0; k < len; ++k) ids.push_back(k % 7 == 3 ? kUnk : kNumSpecial + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(vocab - kNumSpecial)));
+    for (std::size_t k = 0; k < len; ++k)
+      ids.push_back(k % 7 == 3 ? kUnk
+                               : kNumSpecial + static_cast<std::int64_t>(
+                                                   rng() % static_cast<std::uint64_t>(vocab - kNumSpecial)));
     ids.push_back(kSep);
     out.push_back(ids);
   }
@@ -88,14 +91,15 @@ double max_diff(const torch::Tensor& expected, const runtime::Matrix& got) {
   EXPECT_EQ(e.numel(), static_cast<std::int64_t>(got.values.size()));
   double worst = 0;
   for (std::int64_t i = 0; i < e.numel(); ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(e[i].item<float>()) - got.values[static_cast<std::size_t>(i)]));
+    worst =
+        std::max(worst, std::abs(static_cast<double>(e[i].item<float>()) - got.values[static_cast<std::size_t>(i)]));
   }
   return worst;
 }
 
 // The model's state through the float payload, as a bundle holds it.
-std::vector<NamedArray> float_state(const ClassifierModel& model, const Architecture& arch,
-                                             std::int64_t classes, const std::string& name) {
+std::vector<NamedArray> float_state(const ClassifierModel& model, const Architecture& arch, std::int64_t classes,
+                                    const std::string& name) {
   const std::string path = testing::scratch_dir() + "/" + name + ".bin";
   save_tensors(path, named_state(*model));
   return read_float_state(path, expected_state(arch, classes));

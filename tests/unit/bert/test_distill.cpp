@@ -166,7 +166,8 @@ TEST(DistillBundle, StudentWithAttentionTermSavesLoadsAndPredicts) {
   const TinyTask task;
   const std::string teacher = tiny_teacher(task, dir + "/teacher");
   CompressContext r = distill_request(task, teacher, dir + "/student");
-  r.overrides = {"layers=1", "hidden=16", "heads=2", "ff=32", "init=random", "attention_weight=1", "epochs=3", "max_steps=3"};
+  r.overrides = {"layers=1",    "hidden=16",          "heads=2",  "ff=32",
+                 "init=random", "attention_weight=1", "epochs=3", "max_steps=3"};
   r.unlabelled = {"猫兔兔", "船车"};
   const nlohmann::json facts = distill_bundle(r);
   EXPECT_EQ(facts.at("parameters_before").get<std::int64_t>() > facts.at("parameters_after").get<std::int64_t>(), true);

@@ -10,8 +10,12 @@ namespace newscls::cascade {
 namespace {
 
 // Member 0 is right when sure (score >= 0.8) and wrong otherwise; member 1 is always right.
-MemberAnswers cheap() { return {{0.95f, 0.9f, 0.85f, 0.8f, 0.5f, 0.4f, 0.3f, 0.2f, 0.6f, 0.99f}, {1, 1, 1, 1, 0, 0, 0, 0, 0, 1}}; }
-MemberAnswers costly() { return {{0.7f, 0.7f, 0.7f, 0.7f, 0.7f, 0.7f, 0.7f, 0.7f, 0.7f, 0.7f}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1}}; }
+MemberAnswers cheap() {
+  return {{0.95f, 0.9f, 0.85f, 0.8f, 0.5f, 0.4f, 0.3f, 0.2f, 0.6f, 0.99f}, {1, 1, 1, 1, 0, 0, 0, 0, 0, 1}};
+}
+MemberAnswers costly() {
+  return {{0.7f, 0.7f, 0.7f, 0.7f, 0.7f, 0.7f, 0.7f, 0.7f, 0.7f, 0.7f}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1}};
+}
 
 TEST(CascadeSettings, EachKeyOfTheTableHolds) { testing::expect_table_holds(settings_table(), parse_settings); }
 
@@ -47,7 +51,8 @@ TEST(Cascade, AnUnreachableLastShareNamesTheSmallestReachable) {
     choose_thresholds({unsure, costly()}, 0.1, 20);
     FAIL() << "no error";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("smallest share of dev titles that reach the last member, 0.3000"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("smallest share of dev titles that reach the last member, 0.3000"),
+              std::string::npos)
         << e.what();
   }
 }

@@ -21,11 +21,11 @@ namespace fs = std::filesystem;
 
 std::string write_blocks(const std::string& path) {
   PayloadWriter w(path, "NCTS", 3);
-  w.u8(7);                                            // offset 8: the next block pads to 12
-  w.block(std::vector<std::uint32_t>{1, 2, 3});       // 12..24
-  w.block("xyz", 3);                                  // 24..27
-  w.block(std::vector<std::uint64_t>{1ull << 40});    // padded to 32..40
-  w.block(std::vector<float>(300000, 0.25f));         // a block larger than the write buffer
+  w.u8(7);                                          // offset 8: the next block pads to 12
+  w.block(std::vector<std::uint32_t>{1, 2, 3});     // 12..24
+  w.block("xyz", 3);                                // 24..27
+  w.block(std::vector<std::uint64_t>{1ull << 40});  // padded to 32..40
+  w.block(std::vector<float>(300000, 0.25f));       // a block larger than the write buffer
   w.u32(9);
   w.finish();
   return path;

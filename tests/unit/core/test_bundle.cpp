@@ -103,8 +103,7 @@ TEST(BundleDeathTest, CommitAfterAnInterruptKeepsWhatWasThere) {
 TEST(Sha256, KnownVectors) {
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
-            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 TEST(Payload, RoundTripsFieldsLittleEndian) {
@@ -350,7 +349,8 @@ TEST(AtomicFile, AReplacedFileKeepsItsPermissions) {
   fs::permissions(dir + "/private.jsonl", fs::perms::owner_read | fs::perms::owner_write);
   write_file_atomic(dir + "/private.jsonl", "new");
   EXPECT_EQ(read_file(dir + "/private.jsonl"), "new");
-  EXPECT_EQ(fs::status(dir + "/private.jsonl").permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(fs::status(dir + "/private.jsonl").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
 }
 
 TEST(AtomicFile, ADanglingLinkGetsItsFileCreated) {
@@ -382,7 +382,8 @@ TEST(AtomicFile, WrittenInPlaceAreStreamsAndDevicesOnly) {
   for (const std::string path : {"-", "/dev/null", "/dev/stdout", "/dev/fd/2", "/proc/self/fd/1"}) {
     EXPECT_TRUE(written_in_place(path)) << path;
   }
-  for (const std::string& path : {file, dir, dir + "/absent.json", dir + "/"}) EXPECT_FALSE(written_in_place(path)) << path;
+  for (const std::string& path : {file, dir, dir + "/absent.json", dir + "/"})
+    EXPECT_FALSE(written_in_place(path)) << path;
   EXPECT_EQ(without_trailing_slashes("runs/x//"), "runs/x");
   EXPECT_EQ(without_trailing_slashes("/"), "/");
 }

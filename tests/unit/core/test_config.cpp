@@ -60,8 +60,8 @@ TEST(Config, UnknownKeyWrongTypeAndRangeNameTheKey) {
 
 TEST(Config, FileMergeIgnoresDocKeys) {
   nlohmann::json c = sample();
-  const std::string path = testing::write_text(testing::scratch_dir() + "/c.json",
-                                               R"({"_doc": {"n_trees": "trees"}, "n_trees": 7})");
+  const std::string path =
+      testing::write_text(testing::scratch_dir() + "/c.json", R"({"_doc": {"n_trees": "trees"}, "n_trees": 7})");
   merge_config_file(c, path);
   EXPECT_EQ(c["n_trees"], 7);
   EXPECT_THROW(merge_config_file(c, testing::write_text(testing::scratch_dir() + "/bad.json", "{")), IoError);
@@ -81,7 +81,8 @@ std::string io_error_of(F f) {
 // silently (the last value) or blamed on a config key named after the file.
 TEST(Config, FileWithARepeatedKeyOrNoObjectIsRefused) {
   nlohmann::json c = sample();
-  const std::string twice = testing::write_text(testing::scratch_dir() + "/twice.json", R"({"n_trees": 7, "n_trees": 8})");
+  const std::string twice =
+      testing::write_text(testing::scratch_dir() + "/twice.json", R"({"n_trees": 7, "n_trees": 8})");
   EXPECT_NE(io_error_of([&] { merge_config_file(c, twice); }).find("key 'n_trees' appears twice"), std::string::npos);
   const std::string nested = testing::write_text(testing::scratch_dir() + "/nested.json",
                                                  R"({"_doc": {"a": 1}, "_more": {"a": 2}, "n_trees": 9})");
@@ -90,7 +91,8 @@ TEST(Config, FileWithARepeatedKeyOrNoObjectIsRefused) {
   const std::string list = testing::write_text(testing::scratch_dir() + "/list.json", "[1, 2]");
   EXPECT_NE(io_error_of([&] { merge_config_file(c, list); }).find("must hold a JSON object"), std::string::npos);
   const std::string folder = testing::scratch_dir();  // was "not valid JSON"
-  EXPECT_NE(io_error_of([&] { merge_config_file(c, folder); }).find("is a folder, not a config file"), std::string::npos);
+  EXPECT_NE(io_error_of([&] { merge_config_file(c, folder); }).find("is a folder, not a config file"),
+            std::string::npos);
 }
 
 // A number where text is expected is its text, in a file as on the command line

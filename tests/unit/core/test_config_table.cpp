@@ -20,12 +20,13 @@ struct Sample {
 };
 
 const ConfigTable<Sample>& table() {
-  static const ConfigTable<Sample> t("sample", {
-      {ConfigKey::integer("n", 3, 1, 9, "a count"), field(&Sample::n)},
-      {ConfigKey::choice("mode", "fast", {"fast", "slow"}, "how").optional(), field(&Sample::mode)},
-      {ConfigKey::integer("depth", 2, 0, 5, "nested").optional(), field(&Sample::inner, &Inner::depth)},
-      {ConfigKey::boolean("legacy", false, "new default").absent_reads(true), field(&Sample::legacy)},
-  });
+  static const ConfigTable<Sample> t(
+      "sample", {
+                    {ConfigKey::integer("n", 3, 1, 9, "a count"), field(&Sample::n)},
+                    {ConfigKey::choice("mode", "fast", {"fast", "slow"}, "how").optional(), field(&Sample::mode)},
+                    {ConfigKey::integer("depth", 2, 0, 5, "nested").optional(), field(&Sample::inner, &Inner::depth)},
+                    {ConfigKey::boolean("legacy", false, "new default").absent_reads(true), field(&Sample::legacy)},
+                });
   return t;
 }
 

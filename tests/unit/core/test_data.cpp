@@ -80,9 +80,10 @@ TEST(DataReader, ClassFileWithoutFinalNewline) {
 // "unknown" read as an LLM's answer of no class; "stocks " differed from "stocks" by a quote's width.
 TEST(DataReader, ClassNamesThatReadAsAnotherAreRefused) {
   const std::string dir = scratch_dir();
-  for (const auto& [text, want] : {std::pair{"finance\nunknown\n", ":2: 'unknown' is newscls's word for no class"},
-                                   std::pair{"finance\nstocks \n", ":2: class name 'stocks ' begins or ends with a space"},
-                                   std::pair{" finance\nstocks\n", ":1: class name ' finance' begins"}}) {
+  for (const auto& [text, want] :
+       {std::pair{"finance\nunknown\n", ":2: 'unknown' is newscls's word for no class"},
+        std::pair{"finance\nstocks \n", ":2: class name 'stocks ' begins or ends with a space"},
+        std::pair{" finance\nstocks\n", ":1: class name ' finance' begins"}}) {
     const std::string path = write_text(dir + "/class.txt", text);
     try {
       read_class_file(path);

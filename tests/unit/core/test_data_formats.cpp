@@ -39,7 +39,8 @@ TEST(DataFormats, FormatByExtensionOrFlag) {
 }
 
 TEST(DataFormats, TsvLabelsAreNamesSortedIntoTheClassList) {
-  const std::string path = write_text(scratch_dir() + "/a.tsv", "\xEF\xBB\xBF球队夺冠\t体育\r\n\n股市上涨\t财经\n游戏\t发布\t游戏");
+  const std::string path =
+      write_text(scratch_dir() + "/a.tsv", "\xEF\xBB\xBF球队夺冠\t体育\r\n\n股市上涨\t财经\n游戏\t发布\t游戏");
   const NamedRecords r = read_named(path);
   EXPECT_EQ(r.labels.names, (std::vector<std::string>{"体育", "游戏", "财经"}));  // by UTF-8 bytes
   EXPECT_EQ(r.data.titles, (std::vector<std::string>{"球队夺冠", "股市上涨", "游戏\t发布"}));
@@ -55,7 +56,8 @@ TEST(DataFormats, NumericNamesSortByValueAndStayNames) {
 
 TEST(DataFormats, CsvQuotedFieldsBomCrlfAndColumnsByName) {
   const std::string csv =
-      "\xEF\xBB\xBF" "id,label,text\r\n"
+      "\xEF\xBB\xBF"
+      "id,label,text\r\n"
       "1,sports,\"a, b \"\"c\"\"\"\r\n"
       "2,finance,\"two\r\nlines\"\r\n"
       "\r\n"
@@ -74,18 +76,22 @@ TEST(DataFormats, CsvAndJsonlColumnsAreConfigurable) {
   format.label_column = "cat";
   const NamedRecords csv = read_named(write_text(dir + "/a.csv", "cat,title\nx,one\ny,two\n"), format);
   EXPECT_EQ(csv.data.titles, (std::vector<std::string>{"one", "two"}));
-  const NamedRecords json =
-      read_named(write_text(dir + "/a.jsonl", "{\"title\": \"one\", \"cat\": \"x\"}\n{\"cat\": \"y\", \"title\": \"t\\nwo\"}\n"), format);
+  const NamedRecords json = read_named(
+      write_text(dir + "/a.jsonl", "{\"title\": \"one\", \"cat\": \"x\"}\n{\"cat\": \"y\", \"title\": \"t\\nwo\"}\n"),
+      format);
   EXPECT_EQ(json.data.titles, (std::vector<std::string>{"one", "t wo"}));
   EXPECT_EQ(json.data.labels, (std::vector<int>{0, 1}));
-  EXPECT_EQ(data_error(dir + "/a.csv"), dir + "/a.csv:1: no column 'text' in the header (its columns: cat, title); name it with --text-column");
+  EXPECT_EQ(data_error(dir + "/a.csv"),
+            dir + "/a.csv:1: no column 'text' in the header (its columns: cat, title); name it with --text-column");
   EXPECT_EQ(data_error(write_text(dir + "/semi.csv", "text;label\na;x\n")),
-            dir + "/semi.csv:1: no column 'text' in the header (its columns: text;label); name it with --text-column "
-                  "(newscls reads comma-separated values; this header holds ';' or a tab)");
+            dir +
+                "/semi.csv:1: no column 'text' in the header (its columns: text;label); name it with --text-column "
+                "(newscls reads comma-separated values; this header holds ';' or a tab)");
 }
 
 TEST(DataFormats, JsonlLabelsAsStringsOrWholeNumbers) {
-  const std::string path = write_text(scratch_dir() + "/a.jsonl", "{\"text\": \"一\", \"label\": 1}\r\n\n{\"text\": \"二\", \"label\": \"0\"}\n");
+  const std::string path = write_text(scratch_dir() + "/a.jsonl",
+                                      "{\"text\": \"一\", \"label\": 1}\r\n\n{\"text\": \"二\", \"label\": \"0\"}\n");
   const NamedRecords r = read_named(path);
   EXPECT_EQ(r.labels.names, (std::vector<std::string>{"0", "1"}));
   EXPECT_EQ(r.data.labels, (std::vector<int>{1, 0}));
@@ -93,7 +99,8 @@ TEST(DataFormats, JsonlLabelsAsStringsOrWholeNumbers) {
 }
 
 TEST(DataFormats, FastTextLabelPrefix) {
-  const NamedRecords r = read_named(write_text(scratch_dir() + "/a.ft", "__label__sports 球队 夺冠\n__label__finance\t股市\n"));
+  const NamedRecords r =
+      read_named(write_text(scratch_dir() + "/a.ft", "__label__sports 球队 夺冠\n__label__finance\t股市\n"));
   EXPECT_EQ(r.data.titles, (std::vector<std::string>{"球队 夺冠", "股市"}));
   EXPECT_EQ(r.labels.names, (std::vector<std::string>{"finance", "sports"}));
   EXPECT_EQ(r.data.labels, (std::vector<int>{1, 0}));
@@ -101,7 +108,9 @@ TEST(DataFormats, FastTextLabelPrefix) {
 
 TEST(DataFormats, EachBadRecordNamesFileAndLine) {
   const std::string dir = scratch_dir();
-  const auto at = [&](const std::string& name, const std::string& content) { return data_error(write_text(dir + "/" + name, content)); };
+  const auto at = [&](const std::string& name, const std::string& content) {
+    return data_error(write_text(dir + "/" + name, content));
+  };
   EXPECT_EQ(at("empty.tsv", "a\tx\n \ty\n"), dir + "/empty.tsv:2: empty text");
   EXPECT_EQ(at("tab.tsv", "a\tx\nno tab\n"), dir + "/tab.tsv:2: no tab between title and label");
   EXPECT_EQ(at("nolabel.tsv", "a\tx\nb\t \n"), dir + "/nolabel.tsv:2: empty label");
@@ -109,20 +118,28 @@ TEST(DataFormats, EachBadRecordNamesFileAndLine) {
   EXPECT_EQ(at("short.csv", "text,label\na,x\nb\n"), dir + "/short.csv:3: 1 field where the header has 2");
   EXPECT_EQ(at("unterminated.csv", "text,label\na,x\n\"b,y\nc,z\n"),
             dir + "/unterminated.csv:3: unterminated quoted field: the \" opened on this line is never closed");
-  EXPECT_EQ(at("afterquote.csv", "text,label\n\"a\"b,x\n"),
-            dir + "/afterquote.csv:2: text after the closing quote of a field (a quote inside a quoted field is written \"\")");
-  EXPECT_THAT(at("bad.jsonl", "{\"text\": \"a\", \"label\": \"x\"}\n{\"text\": \"b\", \"label\": \n"),
-              ::testing::AllOf(::testing::StartsWith(dir + "/bad.jsonl:2: not a JSON object: parse error at line 1, column"),
-                               ::testing::EndsWith("(JSON Lines: one whole object per line)")));
-  EXPECT_THAT(at("huge.jsonl", "{\"text\": \"a\", \"label\": 1e999}\n"), ::testing::StartsWith(dir + "/huge.jsonl:1: not a JSON object: number overflow"));
-  EXPECT_EQ(at("key.jsonl", "{\"text\": \"a\"}\n"), dir + "/key.jsonl:1: no \"label\" key (name the label's key with --label-column)");
+  EXPECT_EQ(
+      at("afterquote.csv", "text,label\n\"a\"b,x\n"),
+      dir +
+          "/afterquote.csv:2: text after the closing quote of a field (a quote inside a quoted field is written \"\")");
+  EXPECT_THAT(
+      at("bad.jsonl", "{\"text\": \"a\", \"label\": \"x\"}\n{\"text\": \"b\", \"label\": \n"),
+      ::testing::AllOf(::testing::StartsWith(dir + "/bad.jsonl:2: not a JSON object: parse error at line 1, column"),
+                       ::testing::EndsWith("(JSON Lines: one whole object per line)")));
+  EXPECT_THAT(at("huge.jsonl", "{\"text\": \"a\", \"label\": 1e999}\n"),
+              ::testing::StartsWith(dir + "/huge.jsonl:1: not a JSON object: number overflow"));
+  EXPECT_EQ(at("key.jsonl", "{\"text\": \"a\"}\n"),
+            dir + "/key.jsonl:1: no \"label\" key (name the label's key with --label-column)");
   EXPECT_EQ(at("twice.jsonl", "{\"text\": \"a\", \"text\": \"b\", \"label\": \"x\"}\n"),
             dir + "/twice.jsonl:1: key \"text\" appears twice");
   EXPECT_EQ(at("array.json", "[{\"text\": \"a\", \"label\": \"x\"}]\n"),
             dir + "/array.json:1: a JSON array; newscls reads JSON Lines, one object per line");
-  EXPECT_EQ(at("nolabel.ft", "__label__x a\njust text\n"), dir + "/nolabel.ft:2: no __label__NAME at the start of the line");
-  EXPECT_EQ(at("two.ft", "__label__x __label__y a\n"), dir + "/two.ft:1: more than one __label__: newscls gives a title one class");
-  EXPECT_EQ(at("utf16.tsv", std::string("a\0\tx\n", 5)), dir + "/utf16.tsv:1: a NUL byte in the record: is the file UTF-16? newscls reads UTF-8");
+  EXPECT_EQ(at("nolabel.ft", "__label__x a\njust text\n"),
+            dir + "/nolabel.ft:2: no __label__NAME at the start of the line");
+  EXPECT_EQ(at("two.ft", "__label__x __label__y a\n"),
+            dir + "/two.ft:1: more than one __label__: newscls gives a title one class");
+  EXPECT_EQ(at("utf16.tsv", std::string("a\0\tx\n", 5)),
+            dir + "/utf16.tsv:1: a NUL byte in the record: is the file UTF-16? newscls reads UTF-8");
 }
 
 TEST(DataFormats, OneClassOnlyAndTooManyClassesAreRefused) {
@@ -132,7 +149,9 @@ TEST(DataFormats, OneClassOnlyAndTooManyClassesAreRefused) {
   std::string many;
   for (int i = 0; i <= kMaxClasses; ++i) many += "t\t" + std::to_string(i) + "\n";
   EXPECT_EQ(data_error(write_text(dir + "/many.tsv", many)),
-            dir + "/many.tsv:1001: more than 1,000 distinct labels; newscls takes 2 to 1,000 classes (is the label column the right one?)");
+            dir +
+                "/many.tsv:1001: more than 1,000 distinct labels; newscls takes 2 to 1,000 classes (is the label "
+                "column the right one?)");
   many.resize(many.rfind("t\t"));  // exactly 1,000
   EXPECT_EQ(read_named(write_text(dir + "/many.tsv", many)).labels.size(), kMaxClasses);
 }
@@ -152,7 +171,7 @@ TEST(DataFormats, AClassListReadsNamesFirstThenIds) {
   EXPECT_EQ(label_id_of(labels, "0"), 0);
   EXPECT_EQ(label_id_of(labels, "0001"), 1);  // leading zeros do not count, as in class.txt's files
   EXPECT_EQ(label_id_of(labels, "007"), -1);  // not the name "7"; id 7 of 3 classes
-  EXPECT_EQ(label_id_of(labels, "7"), 2);  // a name before an id
+  EXPECT_EQ(label_id_of(labels, "7"), 2);     // a name before an id
   EXPECT_EQ(label_id_of(labels, "3"), -1);
   EXPECT_EQ(label_id_of(labels, "99999999999"), -1);
   const std::string dir = scratch_dir();
@@ -161,7 +180,8 @@ TEST(DataFormats, AClassListReadsNamesFirstThenIds) {
     read_records(path, labels, {}, {});
     FAIL() << "an unknown label was read";
   } catch (const DataError& e) {
-    EXPECT_EQ(std::string(e.what()), path + ":3: label 'game' is neither one of the 3 classes (sports, finance, 7) nor a class id 0..2");
+    EXPECT_EQ(std::string(e.what()),
+              path + ":3: label 'game' is neither one of the 3 classes (sports, finance, 7) nor a class id 0..2");
   }
   const Dataset kept = read_records(path, labels, {}, ReadOptions{true});
   EXPECT_EQ(kept.labels, (std::vector<int>{1, 0}));

@@ -25,15 +25,17 @@ TEST(Parallel, ForCoversEveryIndexOnceInContiguousRanges) {
 
 TEST(Parallel, ForKeepsSmallInputsOnOneWorker) {
   std::atomic<int> calls{0};
-  parallel_for(100, 8, [&](std::size_t, std::size_t, int) { ++calls; }, /*min_per_worker=*/64);
+  parallel_for(
+      100, 8, [&](std::size_t, std::size_t, int) { ++calls; }, /*min_per_worker=*/64);
   EXPECT_EQ(calls.load(), 1);
 }
 
 TEST(Parallel, ForHandsAWorkersExceptionToTheCaller) {
   // The throw happens on a worker thread, not the caller's (worker 0 runs on the caller).
-  EXPECT_THROW(parallel_for(4, 4, [](std::size_t begin, std::size_t, int worker) {
-                 if (worker == 3) throw std::runtime_error("worker failed at " + std::to_string(begin));
-               }),
+  EXPECT_THROW(parallel_for(4, 4,
+                            [](std::size_t begin, std::size_t, int worker) {
+                              if (worker == 3) throw std::runtime_error("worker failed at " + std::to_string(begin));
+                            }),
                std::runtime_error);
 }
 
@@ -45,9 +47,10 @@ TEST(Parallel, TasksRunEachIndexOnceAndRethrow) {
     ++seen[i];
   });
   for (auto& s : seen) EXPECT_EQ(s.load(), 1);
-  EXPECT_THROW(parallel_tasks(50, 4, [](std::size_t i, int) {
-                 if (i == 17) throw std::invalid_argument("task 17");
-               }),
+  EXPECT_THROW(parallel_tasks(50, 4,
+                              [](std::size_t i, int) {
+                                if (i == 17) throw std::invalid_argument("task 17");
+                              }),
                std::invalid_argument);
 }
 

@@ -24,9 +24,8 @@ namespace newscls {
 namespace {
 
 nlohmann::json manifest_with_version(const nlohmann::json& version) {
-  return {{"format", kBundleFormat}, {"format_version", version}, {"family", "tfidf-rf"},
-          {"labels", {"a", "b"}},    {"config", nlohmann::json::object()},
-          {"payloads", nlohmann::json::object()}};
+  return {{"format", kBundleFormat}, {"format_version", version},          {"family", "tfidf-rf"},
+          {"labels", {"a", "b"}},    {"config", nlohmann::json::object()}, {"payloads", nlohmann::json::object()}};
 }
 
 std::string version_error(const nlohmann::json& version) {

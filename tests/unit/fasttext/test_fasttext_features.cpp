@@ -50,7 +50,7 @@ TEST(FasttextFeatures, VocabularyOrderedByCountWithoutSpaces) {
   FeatureExtractor fx({1, 1, 1024, 1, false});
   fx.build({"b a a", "a c"});
   EXPECT_EQ(fx.tokens(), (std::vector<std::string>{"a", "b", "c"}));
-  EXPECT_EQ(fx.rows(), 3);  // ngram_max 1: no buckets
+  EXPECT_EQ(fx.rows(), 3);                                            // ngram_max 1: no buckets
   EXPECT_EQ(ids_of(fx, "C A x"), (std::vector<std::int32_t>{2, 0}));  // normalised; 'x' unknown
 }
 
@@ -90,7 +90,7 @@ TEST(FasttextFeatures, SubsetRenumbersKeptRows) {
   FeatureExtractor fx({1, 2, 1u << 20, 1, false});
   fx.build({"ab", "ab", "c"});
   std::vector<bool> keep(static_cast<std::size_t>(fx.rows()), false);
-  keep[0] = true;                                       // "a"
+  keep[0] = true;                                          // "a"
   keep[static_cast<std::size_t>(fx.vocab_size())] = true;  // "ab"
   const FeatureExtractor small = fx.subset(keep);
   EXPECT_EQ(small.rows(), 2);

@@ -27,9 +27,10 @@ namespace fs = std::filesystem;
 
 // Four classes, each writing titles from its own characters: separable by unigrams alone.
 Dataset separable(std::size_t per_class, std::uint64_t seed) {
-  const std::vector<std::vector<std::string>> alphabets = {
-      {"股", "基", "金", "债", "券", "市"}, {"球", "赛", "冠", "军", "队", "杯"},
-      {"楼", "房", "盘", "租", "售", "宅"}, {"游", "戏", "玩", "家", "网", "服"}};
+  const std::vector<std::vector<std::string>> alphabets = {{"股", "基", "金", "债", "券", "市"},
+                                                           {"球", "赛", "冠", "军", "队", "杯"},
+                                                           {"楼", "房", "盘", "租", "售", "宅"},
+                                                           {"游", "戏", "玩", "家", "网", "服"}};
   std::mt19937_64 rng(seed);
   Dataset d;
   for (std::size_t i = 0; i < per_class; ++i) {
@@ -254,11 +255,11 @@ TEST_F(FasttextPayload, HugeCountsAreRejectedWithoutAllocating) {
   const std::string p = dir_ + "/broken.bin";
   {
     PayloadWriter w(p, "NCFT", 1);
-    w.u32(4);           // labels
-    w.u8(0);            // softmax
-    w.u8(0);            // mean pooling
+    w.u32(4);  // labels
+    w.u8(0);   // softmax
+    w.u8(0);   // mean pooling
     w.u32(3);
-    w.u32(1u << 28);    // buckets
+    w.u32(1u << 28);  // buckets
     w.u32(1);
     w.u32(1);
     w.u8(0);
@@ -269,7 +270,7 @@ TEST_F(FasttextPayload, HugeCountsAreRejectedWithoutAllocating) {
   {
     PayloadWriter w(p, "NCFT", 1);
     w.u32(4);
-    w.u8(7);            // unknown loss
+    w.u8(7);  // unknown loss
     w.finish();
   }
   EXPECT_THROW(load_engine(p, 4), ModelFormatError);
@@ -348,11 +349,11 @@ std::string write_v2(const std::string& path, const std::vector<std::uint32_t>& 
   w.u32(1);
   w.u32(1);
   w.u8(0);
-  w.u8(0);    // f32 table
+  w.u8(0);  // f32 table
   w.u64(token_offsets.size() - 1);
-  w.u64(2);   // token bytes
+  w.u64(2);  // token bytes
   w.u64(kept.size());
-  w.u64(0);   // no row weights
+  w.u64(0);  // no row weights
   w.block(token_offsets);
   w.block("ab", 2);
   w.block(kept);

@@ -48,9 +48,12 @@ TEST(HfSafetensors, ReadsEveryFloatDtypeExactly) {
   const double d = 0.1;
   std::string f64(8, '\0');
   std::memcpy(f64.data(), &d, 8);
-  const std::string path = write_image("ok.safetensors", safetensors_image({
-      testing::f32_tensor("a", {2, 3}), {"h", "F16", {6}, f16}, {"b", "BF16", {2}, bf16}, {"d", "F64", {1}, f64},
-      {"ids", "I64", {1}, std::string(8, '\0')}, {"empty", "F32", {0, 4}, ""}}));
+  const std::string path = write_image("ok.safetensors", safetensors_image({testing::f32_tensor("a", {2, 3}),
+                                                                            {"h", "F16", {6}, f16},
+                                                                            {"b", "BF16", {2}, bf16},
+                                                                            {"d", "F64", {1}, f64},
+                                                                            {"ids", "I64", {1}, std::string(8, '\0')},
+                                                                            {"empty", "F32", {0, 4}, ""}}));
   const SafetensorsFile file = SafetensorsFile::open(path);
   EXPECT_EQ(file.metadata().at("format"), "pt");
   EXPECT_EQ(file.tensors().size(), 6u);
@@ -73,7 +76,7 @@ TEST(HfSafetensors, ReadsEveryFloatDtypeExactly) {
 
 TEST(HfSafetensors, HalfConversionCoversNanAndSubnormals) {
   EXPECT_TRUE(std::isnan(hf::half_to_float(0x7E00)));
-  EXPECT_EQ(hf::half_to_float(0x0400), std::ldexp(1.0f, -14));  // smallest normal
+  EXPECT_EQ(hf::half_to_float(0x0400), std::ldexp(1.0f, -14));     // smallest normal
   EXPECT_EQ(hf::half_to_float(0x03FF), std::ldexp(1023.0f, -24));  // largest subnormal
   EXPECT_EQ(hf::half_to_float(0x3555), 0.333251953125f);
   EXPECT_EQ(hf::bfloat16_to_float(0x7F80), std::numeric_limits<float>::infinity());
@@ -98,9 +101,11 @@ TEST(HfSafetensors, RefusesHeaderThatLiesAboutSizes) {
   expect_refused(safetensors_image(header_of("w", "F32", "[2,2]", "[0,12]"), std::string(16, '\0')), "span 12 bytes");
   expect_refused(safetensors_image(header_of("w", "F32", "[2,2]", "[0,32]"), std::string(16, '\0')), "fall outside");
   expect_refused(safetensors_image(header_of("w", "F32", "[2,2]", "[8,4]"), std::string(16, '\0')), "fall outside");
-  expect_refused(safetensors_image(header_of("w", "F32", "[4294967296,4294967296,16]", "[0,16]"), std::string(16, '\0')),
-                 "impossibly large");
-  expect_refused(safetensors_image(header_of("w", "F32", "[-1]", "[0,4]"), std::string(4, '\0')), "non-negative integer");
+  expect_refused(
+      safetensors_image(header_of("w", "F32", "[4294967296,4294967296,16]", "[0,16]"), std::string(16, '\0')),
+      "impossibly large");
+  expect_refused(safetensors_image(header_of("w", "F32", "[-1]", "[0,4]"), std::string(4, '\0')),
+                 "non-negative integer");
   expect_refused(safetensors_image(header_of("w", "F32", "[1]", "[0]"), std::string(4, '\0')), "two integers");
 }
 

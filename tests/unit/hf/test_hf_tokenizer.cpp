@@ -103,7 +103,9 @@ TEST(HfTokenizer, GrowsByTheMissingCharactersOfNewText) {
 TEST(HfTokenizer, TextPipelineRules) {
   hf::BertTextOptions lower;
   EXPECT_EQ(hf::basic_tokenize("Héllo,World!", lower), (std::vector<std::string>{"hello", ",", "world", "!"}));
-  const char dirty[] = "a\0b\xef\xbf\xbd" "c\u200bd\te";  // NUL, U+FFFD, zero-width space, tab
+  const char dirty[] =
+      "a\0b\xef\xbf\xbd"
+      "c\u200bd\te";  // NUL, U+FFFD, zero-width space, tab
   EXPECT_EQ(hf::basic_tokenize(std::string(dirty, sizeof dirty - 1), lower), (std::vector<std::string>{"abcd", "e"}));
   EXPECT_EQ(hf::basic_tokenize("中文ab", lower), (std::vector<std::string>{"中", "文", "ab"}));
   // Precomposed and decomposed accents strip alike; NFD splits a Hangul syllable into its jamo.
@@ -117,8 +119,8 @@ TEST(HfTokenizer, TextPipelineRules) {
   hf::BertTextOptions lower_keep_accents;
   lower_keep_accents.strip_accents = false;
   EXPECT_EQ(hf::basic_tokenize("\u0130X", lower_keep_accents), std::vector<std::string>{"i\u0307x"});
-  EXPECT_TRUE(hf::is_bert_punctuation(U'$'));    // ASCII symbol counted as punctuation
-  EXPECT_TRUE(hf::is_bert_punctuation(U'\u300a'));  // 《 is Ps
+  EXPECT_TRUE(hf::is_bert_punctuation(U'$'));        // ASCII symbol counted as punctuation
+  EXPECT_TRUE(hf::is_bert_punctuation(U'\u300a'));   // 《 is Ps
   EXPECT_FALSE(hf::is_bert_punctuation(U'\u00a5'));  // ¥ is Sc, not punctuation
   EXPECT_TRUE(hf::is_bert_whitespace(U'\u3000'));
   EXPECT_TRUE(hf::is_bert_control(U'\u200b'));

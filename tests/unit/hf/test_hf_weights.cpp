@@ -22,11 +22,12 @@ using testing::StTensor;
 
 // hidden 4, 2 heads, 2 layers, FF 8, 10 words, 6 positions, 3 labels, read as config.json.
 hf::BertConfig tiny_config() {
-  const std::string path = testing::write_text(
-      std::filesystem::temp_directory_path().string() + "/newscls-unit-hf-config-" + std::to_string(::getpid()) + ".json",
-      R"({"vocab_size": 10, "hidden_size": 4, "num_hidden_layers": 2, "num_attention_heads": 2,)"
-      R"( "intermediate_size": 8, "max_position_embeddings": 6, "type_vocab_size": 2,)"
-      R"( "id2label": {"0": "x", "1": "y", "2": "z"}})");
+  const std::string path =
+      testing::write_text(std::filesystem::temp_directory_path().string() + "/newscls-unit-hf-config-" +
+                              std::to_string(::getpid()) + ".json",
+                          R"({"vocab_size": 10, "hidden_size": 4, "num_hidden_layers": 2, "num_attention_heads": 2,)"
+                          R"( "intermediate_size": 8, "max_position_embeddings": 6, "type_vocab_size": 2,)"
+                          R"( "id2label": {"0": "x", "1": "y", "2": "z"}})");
   hf::BertConfig config = hf::read_bert_config(path);
   std::filesystem::remove(path);
   return config;
@@ -54,8 +55,8 @@ std::vector<StTensor> tiny_tensors(const std::string& prefix, bool old_norms) {
   norm(prefix + "embeddings");
   for (int i = 0; i < 2; ++i) {
     const std::string l = prefix + "encoder.layer." + std::to_string(i) + ".";
-    for (const char* name : {"attention.self.query", "attention.self.key", "attention.self.value",
-                             "attention.output.dense"}) {
+    for (const char* name :
+         {"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"}) {
       linear(l + name, 4, 4);
     }
     norm(l + "attention.output");

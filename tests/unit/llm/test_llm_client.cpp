@@ -47,8 +47,7 @@ HttpResult status(long code, std::string body = "") {
 }
 
 TEST(LlmRetryPolicy, RetriesTransientFailuresOnly) {
-  for (long code : {408L, 429L, 500L, 502L, 503L, 504L, 506L, 507L, 508L, 509L, 510L, 511L, 520L, 524L,
-                    529L, 599L}) {
+  for (long code : {408L, 429L, 500L, 502L, 503L, 504L, 506L, 507L, 508L, 509L, 510L, 511L, 520L, 524L, 529L, 599L}) {
     EXPECT_EQ(classify(status(code)), Outcome::kRetryable) << code;
   }
   for (long code : {400L, 401L, 402L, 403L, 404L, 409L, 413L, 422L, 451L, 499L, 501L, 505L, 600L, 301L, 100L}) {
@@ -132,13 +131,15 @@ TEST(LlmChatApi, ReadsContentAndBothUsageStyles) {
   ChatReply reply;
   std::string why;
   ASSERT_TRUE(parse_chat_reply(R"({"choices":[{"message":{"content":"体育"}}],
-      "usage":{"prompt_tokens":100,"completion_tokens":2,"prompt_cache_hit_tokens":64}})", reply, why));
+      "usage":{"prompt_tokens":100,"completion_tokens":2,"prompt_cache_hit_tokens":64}})",
+                               reply, why));
   EXPECT_EQ(reply.content, "体育");
   EXPECT_EQ(reply.usage.prompt_tokens, 100);
   EXPECT_EQ(reply.usage.completion_tokens, 2);
   EXPECT_EQ(reply.usage.cached_tokens, 64);
   ASSERT_TRUE(parse_chat_reply(R"({"choices":[{"message":{"content":null}}],
-      "usage":{"prompt_tokens":10,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":8}}})", reply, why));
+      "usage":{"prompt_tokens":10,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":8}}})",
+                               reply, why));
   EXPECT_EQ(reply.content, "");
   EXPECT_EQ(reply.usage.cached_tokens, 8);
   EXPECT_FALSE(parse_chat_reply("{\"choices\": [{\"message\": {\"content\": \"", reply, why));
@@ -205,8 +206,8 @@ TEST(LlmResponseCache, PersistsAcrossOpensAndKeysDiffer) {
 }
 
 TEST(LlmResponseCache, RefusesAFileThatIsNotACache) {
-  const std::string path = newscls::testing::write_text(newscls::testing::scratch_dir() + "/x.sqlite",
-                                                        std::string(4096, 'x'));
+  const std::string path =
+      newscls::testing::write_text(newscls::testing::scratch_dir() + "/x.sqlite", std::string(4096, 'x'));
   EXPECT_THROW(ResponseCache cache(path), IoError);
 }
 
@@ -258,8 +259,8 @@ TEST(LlmApiKey, LoopbackMeansTheLoopbackNetworkOnly) {
 
 // The key is not sent in clear text over the network unless the user says so.
 TEST(LlmApiKey, PlainHttpOnlyToLoopbackUnlessAllowed) {
-  for (const char* url : {"http://127.0.0.1:9/v1", "http://localhost:8080/v1", "http://[::1]:9",
-                          "https://10.0.0.5/v1", "https://api.openai.com/v1"}) {
+  for (const char* url : {"http://127.0.0.1:9/v1", "http://localhost:8080/v1", "http://[::1]:9", "https://10.0.0.5/v1",
+                          "https://api.openai.com/v1"}) {
     EXPECT_NO_THROW(check_key_transport(url, false)) << url;
   }
   for (const char* url : {"http://10.0.0.5:8000/v1", "http://api.deepseek.com", "http://127.example.com"}) {
@@ -300,7 +301,7 @@ TEST(LlmApiKey, UnavailableReasonFindsTheKeyAsTheClientDoes) {
     EXPECT_EQ(custom_why.find("DEEPSEEK_API_KEY"), std::string::npos) << custom_why;
   }
   {
-    ScopedEnv set("NEWSCLS_LLM_API_KEY", "");   // empty counts as unset for the client too
+    ScopedEnv set("NEWSCLS_LLM_API_KEY", "");  // empty counts as unset for the client too
     EXPECT_FALSE(unavailable_reason(nlohmann::json::object()).empty());
   }
   ScopedEnv set_custom("NEWSCLS_TEST_CUSTOM_KEY", "sk-y");

@@ -8,8 +8,8 @@ namespace newscls::llm {
 namespace {
 
 LabelSet thucnews_labels() {
-  return {{"finance", "realty", "stocks", "education", "science", "society", "politics", "sports",
-           "game", "entertainment"}};
+  return {{"finance", "realty", "stocks", "education", "science", "society", "politics", "sports", "game",
+           "entertainment"}};
 }
 
 Dataset small_train() {

@@ -10,8 +10,8 @@ namespace {
 
 class ReplyParserTest : public ::testing::Test {
  protected:
-  LabelSet labels{{"finance", "realty", "stocks", "education", "science", "society", "politics",
-                   "sports", "game", "entertainment"}};
+  LabelSet labels{{"finance", "realty", "stocks", "education", "science", "society", "politics", "sports", "game",
+                   "entertainment"}};
   std::vector<LabelName> names = label_names_for(labels);
   int parse(const std::string& reply, bool json_mode = false) { return parse_reply(reply, names, json_mode); }
 };

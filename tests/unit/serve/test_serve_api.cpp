@@ -71,9 +71,9 @@ TEST(ServeApi, DuplicateKeysAreRefusedByName) {
 TEST(ServeApi, DeepNestingIsRefusedBeforeParsing) {
   const std::string deep(1000000, '[');  // would overflow a recursive parser's stack
   EXPECT_EQ(rejection(deep).second, "too_deep");
-  EXPECT_EQ(json_nesting_depth(deep, 64), 65);  // stops counting past the limit
+  EXPECT_EQ(json_nesting_depth(deep, 64), 65);                               // stops counting past the limit
   EXPECT_EQ(json_nesting_depth(R"({"a": [[1], {"b": "[[[[{{"}]})", 64), 3);  // brackets in strings do not count
-  EXPECT_EQ(json_nesting_depth(R"(["\"[[["])", 64), 1);                     // nor after an escaped quote
+  EXPECT_EQ(json_nesting_depth(R"(["\"[[["])", 64), 1);                      // nor after an escaped quote
   EXPECT_EQ(rejection(R"({"titles": ["a"], "model": [[[[1]]]]})", {1024, 3}).second, "too_deep");
 }
 
@@ -84,12 +84,14 @@ TEST(ServeApi, ResultsAreWrittenAsPredictWritesThem) {
   p.probs = {0.1f, 0.6f, 0.3f};
   Prediction unknown;  // label kUnknownLabel, no probabilities
   const std::vector<std::string> labels = {"体育", "财\"经", "科技"};
-  EXPECT_EQ(classify_body("\"m\"", {p, unknown}, labels, {}, 2),
-            R"({"model":"m","results":[{"label":"财\"经","label_id":1,"score":0.6,"top_k":[{"label":"财\"经","score":0.6},)"
-            R"({"label":"科技","score":0.3}]},{"label":"unknown","label_id":-1,"score":0,"top_k":[]}]})");
+  EXPECT_EQ(
+      classify_body("\"m\"", {p, unknown}, labels, {}, 2),
+      R"({"model":"m","results":[{"label":"财\"经","label_id":1,"score":0.6,"top_k":[{"label":"财\"经","score":0.6},)"
+      R"({"label":"科技","score":0.3}]},{"label":"unknown","label_id":-1,"score":0,"top_k":[]}]})");
   p.stage = 1;  // a cascade's answer names its member, as predict does
-  EXPECT_EQ(classify_body("\"m\"", {p}, labels, {"fasttext", "bert"}, 1),
-            R"({"model":"m","results":[{"label":"财\"经","label_id":1,"score":0.6,"stage":"bert","top_k":[{"label":"财\"经","score":0.6}]}]})");
+  EXPECT_EQ(
+      classify_body("\"m\"", {p}, labels, {"fasttext", "bert"}, 1),
+      R"({"model":"m","results":[{"label":"财\"经","label_id":1,"score":0.6,"stage":"bert","top_k":[{"label":"财\"经","score":0.6}]}]})");
   EXPECT_EQ(error_body("bad", "x\ny"), R"({"error":{"code":"bad","message":"x\ny"}})");
 }
 
@@ -105,13 +107,15 @@ TEST(ServeApi, OneFolderGivenTwiceIsRefusedBeforeLoading) {
     throw UsageError("not loadable");
   };
   for (const std::vector<std::string>& dirs : {std::vector<std::string>{"runs/bert", "runs/bert"},
-                                               {"runs/bert", "runs/bert/"}, {"runs/bert", "./runs//bert"}}) {
+                                               {"runs/bert", "runs/bert/"},
+                                               {"runs/bert", "./runs//bert"}}) {
     try {
       load_model_set(dirs, {}, must_not_load, nullptr);
       ADD_FAILURE() << dirs[1] << " was taken for a second bundle";
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find("--model-dir " + dirs[1] + " is the folder runs/bert given again"),
-                std::string::npos) << e.what();
+                std::string::npos)
+          << e.what();
     }
   }
 }
@@ -144,11 +148,13 @@ TEST(ServeMetrics, EndpointPausedGaugeOfTheModelsServedNow) {
   m.record_requests("up", {{"requests_sent", 3}});
   m.record_requests("gone", {{"requests_sent", 3}});  // reloaded away
   const std::string text = m.render({{"paused", 0, true}, {"up", 0, false}, {"fasttext", 2, false}});
-  for (const char* line : {"# TYPE newscls_llm_endpoint_paused gauge\n", "newscls_llm_endpoint_paused{model=\"paused\"} 1\n",
-                           "newscls_llm_endpoint_paused{model=\"up\"} 0\n"}) {
+  for (const char* line :
+       {"# TYPE newscls_llm_endpoint_paused gauge\n", "newscls_llm_endpoint_paused{model=\"paused\"} 1\n",
+        "newscls_llm_endpoint_paused{model=\"up\"} 0\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
   }
-  for (const char* absent : {"newscls_llm_endpoint_paused{model=\"fasttext\"}", "newscls_llm_endpoint_paused{model=\"gone\"}"}) {
+  for (const char* absent :
+       {"newscls_llm_endpoint_paused{model=\"fasttext\"}", "newscls_llm_endpoint_paused{model=\"gone\"}"}) {
     EXPECT_EQ(text.find(absent), std::string::npos) << absent << "\n" << text;
   }
 }

@@ -28,14 +28,29 @@ class FakeModel {
     for (const std::string& t : titles) out.push_back({static_cast<int>(t.size()), 1.0f, {}});
     return out;
   }
-  void hold() { std::lock_guard<std::mutex> l(mutex_); held_ = true; }
-  void release() { { std::lock_guard<std::mutex> l(mutex_); held_ = false; } released_.notify_all(); }
-  void fail() { std::lock_guard<std::mutex> l(mutex_); fail_ = true; }
+  void hold() {
+    std::lock_guard<std::mutex> l(mutex_);
+    held_ = true;
+  }
+  void release() {
+    {
+      std::lock_guard<std::mutex> l(mutex_);
+      held_ = false;
+    }
+    released_.notify_all();
+  }
+  void fail() {
+    std::lock_guard<std::mutex> l(mutex_);
+    fail_ = true;
+  }
   void wait_for_batches(std::size_t n) {
     std::unique_lock<std::mutex> lock(mutex_);
     entered_.wait(lock, [&] { return sizes_.size() >= n; });
   }
-  std::vector<std::size_t> sizes() { std::lock_guard<std::mutex> l(mutex_); return sizes_; }
+  std::vector<std::size_t> sizes() {
+    std::lock_guard<std::mutex> l(mutex_);
+    return sizes_;
+  }
 
  private:
   std::mutex mutex_;

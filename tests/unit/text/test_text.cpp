@@ -41,9 +41,9 @@ TEST(Normalize, FoldPunctuationMakesEveryMarkASeparator) {
 
 TEST(Utf8, ValidatesAndSplits) {
   EXPECT_TRUE(is_valid_utf8("中文abc"));
-  EXPECT_FALSE(is_valid_utf8("\xC0\x80"));          // overlong
-  EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));      // surrogate
-  EXPECT_FALSE(is_valid_utf8("\xE4\xB8"));          // truncated
+  EXPECT_FALSE(is_valid_utf8("\xC0\x80"));      // overlong
+  EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));  // surrogate
+  EXPECT_FALSE(is_valid_utf8("\xE4\xB8"));      // truncated
   const auto chars = split_utf8_chars("a中b");
   ASSERT_EQ(chars.size(), 3u);
   EXPECT_EQ(chars[1], "中");

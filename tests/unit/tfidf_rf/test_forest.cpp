@@ -155,8 +155,7 @@ TEST(Forest, MaxDepthAndTreeCallback) {
 
 TEST(Forest, RejectsBadInput) {
   Toy train = make_toy(30, 1);
-  EXPECT_THROW(RandomForest::fit(train.x, std::vector<int>(29, 0), kClasses, options(1, 1), {}),
-               std::invalid_argument);
+  EXPECT_THROW(RandomForest::fit(train.x, std::vector<int>(29, 0), kClasses, options(1, 1), {}), std::invalid_argument);
   train.y[0] = kClasses;
   EXPECT_THROW(RandomForest::fit(train.x, train.y, kClasses, options(1, 1), {}), std::invalid_argument);
   train.y[0] = 0;
@@ -197,12 +196,12 @@ TEST(Forest, CorruptVersion1NodeIndexRefused) {
   const std::string path = dir + "/bad.bin";
   {
     PayloadWriter w(path, "NCRF", 1);
-    w.u32(2);                        // classes
-    w.u64(4);                        // features
-    w.u32_array({0});                // one tree rooted at node 0
-    w.i32_array({3, -1, -1});        // root splits on feature 3
+    w.u32(2);                  // classes
+    w.u64(4);                  // features
+    w.u32_array({0});          // one tree rooted at node 0
+    w.i32_array({3, -1, -1});  // root splits on feature 3
     w.f32_array(std::vector<float>{0.5f, 0.0f, 0.0f});
-    w.i32_array({0, 0, 1});          // root's child points at itself: a cycle
+    w.i32_array({0, 0, 1});  // root's child points at itself: a cycle
     w.f32_array(std::vector<float>{1, 0, 0, 1});
     w.finish();
   }
@@ -364,25 +363,49 @@ TEST(Forest, MalformedVersion3TreesRefused) {
   const std::vector<Case> cases = {
       {"split without children", {0}, {5, half, 3}, dists, "tree 0 is incomplete"},
       {"split missing its right child", {0}, {5, half, 4, leaf(0)}, dists, "tree 0 is incomplete"},
-      {"node past the end of its tree", {0}, {leaf(0), leaf(1)}, dists,
+      {"node past the end of its tree",
+       {0},
+       {leaf(0), leaf(1)},
+       dists,
        "node at word 1 of tree 0 is past the end of its tree"},
-      {"right child elsewhere", {0}, {5, half, 5, leaf(0), leaf(1)}, dists,
+      {"right child elsewhere",
+       {0},
+       {5, half, 5, leaf(0), leaf(1)},
+       dists,
        "node at word 0 of tree 0 has its right child elsewhere"},
-      {"right child inside the left", {0}, {5, half, 3, leaf(0), leaf(1)}, dists,
+      {"right child inside the left",
+       {0},
+       {5, half, 3, leaf(0), leaf(1)},
+       dists,
        "node at word 0 of tree 0 has its right child elsewhere"},
       {"second tree starts inside the first", {0, 3}, ok, dists, "tree 0 is incomplete"},
-      {"unknown feature", {0}, {10000, half, 4, leaf(0), leaf(1)}, dists,
+      {"unknown feature",
+       {0},
+       {10000, half, 4, leaf(0), leaf(1)},
+       dists,
        "node at word 0 of tree 0 splits on an unknown feature"},
-      {"no such distribution", {0}, {5, half, 4, leaf(0), leaf(2)}, dists,
+      {"no such distribution",
+       {0},
+       {5, half, 4, leaf(0), leaf(2)},
+       dists,
        "node at word 4 of tree 0 has no distribution"},
-      {"negative threshold", {0}, {5, bits(-0.5f), 4, leaf(0), leaf(1)}, dists,
+      {"negative threshold",
+       {0},
+       {5, bits(-0.5f), 4, leaf(0), leaf(1)},
+       dists,
        "node at word 0 of tree 0 has a negative threshold"},
-      {"NaN threshold", {0}, {5, bits(std::nanf("")), 4, leaf(0), leaf(1)}, dists,
+      {"NaN threshold",
+       {0},
+       {5, bits(std::nanf("")), 4, leaf(0), leaf(1)},
+       dists,
        "node at word 0 of tree 0 has a negative threshold"},
       {"root past the nodes", {5}, ok, dists, "nodes outside every tree"},
       {"node before the first tree", {1}, {leaf(0), leaf(0)}, dists, "nodes outside every tree"},
       {"nodes without trees", {}, {leaf(0)}, dists, "nodes outside every tree"},
-      {"second tree empty", {0, 5, 5}, {5, half, 4, leaf(0), leaf(1), leaf(1)}, dists,
+      {"second tree empty",
+       {0, 5, 5},
+       {5, half, 4, leaf(0), leaf(1), leaf(1)},
+       dists,
        "tree 1 is empty, out of order or past the nodes"},
       {"distribution value above 1", {0}, {leaf(0)}, {1.5f, 0}, "a distribution value outside [0, 1]"},
       {"NaN distribution value", {0}, {leaf(0)}, {std::nanf(""), 0}, "a distribution value outside [0, 1]"},

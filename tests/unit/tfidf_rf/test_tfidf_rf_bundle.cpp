@@ -40,8 +40,8 @@ Dataset make_titles(int n, unsigned seed) {
   for (int i = 0; i < n; ++i) {
     const int label = i % 3;
     const auto& words = kClassWords[static_cast<std::size_t>(label)];
-    std::string title = kFiller[rng() % kFiller.size()] + words[rng() % words.size()] +
-                        words[rng() % words.size()] + kFiller[rng() % kFiller.size()];
+    std::string title = kFiller[rng() % kFiller.size()] + words[rng() % words.size()] + words[rng() % words.size()] +
+                        kFiller[rng() % kFiller.size()];
     d.titles.push_back(title);
     d.labels.push_back(label);
   }
@@ -142,8 +142,7 @@ TEST(TfidfRfBundle, TruncatedPayloadsAreRefused) {
         BundleWriter w(dir);
         for (const std::string name : {"tfidf.bin", "forest.bin"}) {
           const std::string content = read_bytes(good + "/" + name);
-          std::ofstream(w.payload_path(name), std::ios::binary)
-              << (name == payload ? content.substr(0, len) : content);
+          std::ofstream(w.payload_path(name), std::ios::binary) << (name == payload ? content.substr(0, len) : content);
         }
         Manifest m = Bundle::open(good).manifest();
         m.payloads.clear();

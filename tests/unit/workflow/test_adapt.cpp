@@ -25,9 +25,9 @@ Prediction vote(int label, std::vector<float> probs) {
 }
 
 TEST(Feed, ReadsDistinctTitlesAndCountsWhatItSkips) {
-  const std::string path = write_text(scratch_dir() + "/feed.txt",
-                                      "\xEF\xBB\xBF央行降准\r\n\n央行降准\n  \n" + std::string(kMaxFeedTitleBytes + 1, 'x') +
-                                          "\n球队夺冠\n");
+  const std::string path =
+      write_text(scratch_dir() + "/feed.txt", "\xEF\xBB\xBF央行降准\r\n\n央行降准\n  \n" +
+                                                  std::string(kMaxFeedTitleBytes + 1, 'x') + "\n球队夺冠\n");
   const Feed feed = read_feed(path, {});
   EXPECT_EQ(feed.titles, (std::vector<std::string>{"央行降准", "球队夺冠"}));
   EXPECT_EQ(feed.lines, 6u);
@@ -113,13 +113,11 @@ TEST(PseudoLabels, ChangeIsTheLargerShareMissing) {
   a.labels = {0, 0, 1, 1};
   b.rows = {1, 2, 3};
   b.labels = {0, 1, 1};
-  EXPECT_DOUBLE_EQ(pseudo_label_change(a, b), 0.5);   // rows 2 (relabelled) and 4 (dropped) of a's four
+  EXPECT_DOUBLE_EQ(pseudo_label_change(a, b), 0.5);  // rows 2 (relabelled) and 4 (dropped) of a's four
   EXPECT_DOUBLE_EQ(pseudo_label_change(a, a), 0.0);
 }
 
-TEST(PseudoLabels, ClassShares) {
-  EXPECT_EQ(class_shares({0, 0, 1, 2}, 3), (std::vector<double>{0.5, 0.25, 0.25}));
-}
+TEST(PseudoLabels, ClassShares) { EXPECT_EQ(class_shares({0, 0, 1, 2}, 3), (std::vector<double>{0.5, 0.25, 0.25})); }
 
 }  // namespace
 }  // namespace newscls

@@ -38,7 +38,7 @@ TEST(AskSelection, BigramOverlap) {
 TEST(AskSelection, ActiveSpreadsOverPredictedClassesAndSkipsNearDuplicates) {
   // Class 0's titles are all more doubtful than class 1's; two of them are near-duplicates.
   const std::vector<std::string> titles = {"央行宣布降准一个百分点", "央行宣布降准半个百分点", "股市今天大涨三百点",
-                                           "湖人队击败勇士", "国足无缘世界杯", "姚明出任篮协主席"};
+                                           "湖人队击败勇士",         "国足无缘世界杯",         "姚明出任篮协主席"};
   const std::vector<std::vector<float>> probs = {{0.5f, 0.45f, 0.05f}, {0.5f, 0.44f, 0.06f}, {0.55f, 0.4f, 0.05f},
                                                  {0.1f, 0.8f, 0.1f},   {0.05f, 0.9f, 0.05f}, {0.02f, 0.97f, 0.01f}};
   const std::vector<AskPick> picks = pick_active(titles, probs, 4);
@@ -60,7 +60,8 @@ TEST(AskSelection, ActiveSpendsTheBudgetOnNearDuplicatesWhenNothingElseIsLeft) {
 
 TEST(AskSelection, RandomIsSeededDistinctAndScoredByTopProbability) {
   std::vector<std::vector<float>> probs(100, {0.3f, 0.7f});
-  const std::vector<AskPick> a = pick_random(probs, 30, 5), b = pick_random(probs, 30, 5), c = pick_random(probs, 30, 6);
+  const std::vector<AskPick> a = pick_random(probs, 30, 5), b = pick_random(probs, 30, 5),
+                             c = pick_random(probs, 30, 6);
   ASSERT_EQ(a.size(), 30u);
   std::set<std::size_t> distinct;
   for (std::size_t k = 0; k < a.size(); ++k) {

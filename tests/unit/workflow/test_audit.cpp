@@ -63,7 +63,7 @@ TEST(ConfidentLearning, ThresholdIsTheMeanProbabilityOfEachClassOverTitlesGivenI
   const std::vector<int> labels = {0, 0, 1, 1};
   const std::vector<double> t = per_class_thresholds(probs, labels, 3);
   EXPECT_NEAR(t[0], 0.7, 1e-6);
-  EXPECT_NEAR(t[1], 0.8, 1e-6);  // the title without probabilities is left out
+  EXPECT_NEAR(t[1], 0.8, 1e-6);   // the title without probabilities is left out
   EXPECT_TRUE(std::isinf(t[2]));  // no title is labelled 2: none is ever confidently of it
 }
 
@@ -87,7 +87,8 @@ TEST(ConfidentLearning, ConfidentJointCountsFlipsOffItsDiagonalAndCalibratesToTh
   EXPECT_EQ(a.joint[0][2], 1u);
   EXPECT_EQ(a.joint[1][0] + a.joint[1][2] + a.joint[0][1] + a.joint[2][0], 0u);
   double total = 0;
-  for (const auto& row : a.calibrated) for (double v : row) total += v;
+  for (const auto& row : a.calibrated)
+    for (double v : row) total += v;
   EXPECT_NEAR(total, 300.0, 1e-6);
   EXPECT_NEAR(a.calibrated[2][1], 1.0, 1e-6);  // every title of given 2 is counted: 1 of 100 truly 1
 }
@@ -116,9 +117,7 @@ TEST(ConfidentLearning, NeverFlagsATitleTheModelWouldLabelAsGivenNorOneWithoutPr
   EXPECT_EQ(a.judged, 299u);
 }
 
-TEST(ConfidentLearning, RefusesAnUnknownFilterName) {
-  EXPECT_THROW(issue_filter_named("all"), UsageError);
-}
+TEST(ConfidentLearning, RefusesAnUnknownFilterName) { EXPECT_THROW(issue_filter_named("all"), UsageError); }
 
 TEST(CrossValidation, FoldsAreStratifiedBalancedAndSeeded) {
   std::vector<int> labels;

@@ -196,7 +196,8 @@ TEST(Calibration, AScorePrintedAsTheMinScoreIsAnswered) {
   EXPECT_EQ(compute_selective({0}, {0}, {0.9999f}, 1.0).answered, 0u);
   // The float 0.9f is below the double 0.9 the user typed, yet prints as 0.9.
   const std::pair<float, double> shown_at_bar[] = {{0.9f, 0.9}, {0.95f, 0.95}, {0.7f, 0.7}};
-  for (const auto& [score, bar] : shown_at_bar) EXPECT_EQ(compute_selective({0}, {0}, {score}, bar).answered, 1u) << bar;
+  for (const auto& [score, bar] : shown_at_bar)
+    EXPECT_EQ(compute_selective({0}, {0}, {score}, bar).answered, 1u) << bar;
   EXPECT_TRUE(below_min_score(std::nanf(""), 0.0));
 }
 

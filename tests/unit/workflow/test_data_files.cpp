@@ -94,7 +94,8 @@ TEST(DataFiles, ALabelOfDevOrTestUnknownToTrainNamesItsLine) {
   files.train = write_text(dir + "/train.csv", "text,label\na,x\nb,y\n");
   files.dev = write_text(dir + "/dev.jsonl", "{\"text\": \"c\", \"label\": \"x\"}\n");
   files.test = write_text(dir + "/test.ft", "__label__y d\n__label__z e\n");
-  EXPECT_EQ(split_error(files), dir + "/test.ft:2: label 'z' is neither one of the 2 classes (x, y) nor a class id 0..1");
+  EXPECT_EQ(split_error(files),
+            dir + "/test.ft:2: label 'z' is neither one of the 2 classes (x, y) nor a class id 0..1");
   const Splits s = read_split_files(files, 1, true);
   EXPECT_EQ(s.test.skipped_lines, 1u);
   EXPECT_EQ(s.test_split, "test");
@@ -111,7 +112,8 @@ TEST(DataFiles, AClassListMakesIdsAndOneClassOnlyIsRefused) {
   EXPECT_EQ(s.labels.names, (std::vector<std::string>{"sports", "finance"}));
   EXPECT_EQ(s.train.labels, (std::vector<int>{1, 0, 1, 0}));
   files.train = write_text(dir + "/one.tsv", "a\tfinance\nb\t1\n");
-  EXPECT_EQ(split_error(files), dir + "/one.tsv: one class only ('finance'): a classifier needs titles of at least 2 classes");
+  EXPECT_EQ(split_error(files),
+            dir + "/one.tsv: one class only ('finance'): a classifier needs titles of at least 2 classes");
 }
 
 // A fasttext bundle trained on threads=1 is a function of the titles, labels and seed alone.
@@ -131,7 +133,8 @@ TEST(DataFiles, TsvCsvAndJsonlOfTheSameTitlesTrainByteIdenticalBundles) {
   const std::vector<Titled> rows = fixture_titles();
   const std::string dir = scratch_dir();
   const Bundle tsv = Bundle::open(train_into(write_text(dir + "/t.tsv", as_tsv(rows)), dir + "/tsv"));
-  const std::vector<std::pair<std::string, std::string>> others = {{"t.csv", as_csv(rows)}, {"t.jsonl", as_jsonl(rows)}};
+  const std::vector<std::pair<std::string, std::string>> others = {{"t.csv", as_csv(rows)},
+                                                                   {"t.jsonl", as_jsonl(rows)}};
   for (const auto& [name, content] : others) {
     SCOPED_TRACE(name);
     const Bundle other = Bundle::open(train_into(write_text(dir + "/" + name, content), dir + "/" + name + ".bundle"));
@@ -142,7 +145,8 @@ TEST(DataFiles, TsvCsvAndJsonlOfTheSameTitlesTrainByteIdenticalBundles) {
     EXPECT_EQ(a.config, b.config);
     EXPECT_EQ(a.training.at("calibration"), b.training.at("calibration"));
     EXPECT_EQ(a.training.at("test_accuracy"), b.training.at("test_accuracy"));
-    EXPECT_EQ(a.training.at("data_files").at("dev_split").at("titles"), b.training.at("data_files").at("dev_split").at("titles"));
+    EXPECT_EQ(a.training.at("data_files").at("dev_split").at("titles"),
+              b.training.at("data_files").at("dev_split").at("titles"));
     EXPECT_NE(a.training.at("data"), b.training.at("data"));  // each names its own file
   }
   EXPECT_EQ(tsv.manifest().labels, (std::vector<std::string>{"finance", "game", "sports"}));

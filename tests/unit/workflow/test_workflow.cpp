@@ -29,7 +29,8 @@ TEST(Progress, TheLastLineIsLoggedOnce) {
   if (::isatty(STDERR_FILENO)) GTEST_SKIP() << "on a terminal the bar is redrawn, not logged";
   std::ostringstream log;
   const auto previous = spdlog::default_logger();
-  spdlog::set_default_logger(std::make_shared<spdlog::logger>("progress", std::make_shared<spdlog::sinks::ostream_sink_st>(log)));
+  spdlog::set_default_logger(
+      std::make_shared<spdlog::logger>("progress", std::make_shared<spdlog::sinks::ostream_sink_st>(log)));
   {
     Progress bar("llm", 2, {0.0, 0.0});  // every advance draws
     bar.advance(1);
@@ -82,8 +83,8 @@ TEST(PredictionFormatter, TiedScoresInTopKByClassIdWithTheLabelFirst) {
   EXPECT_EQ(j["label"], "c1");
   std::vector<std::string> order;
   for (const auto& e : j["top_k"]) order.push_back(e["label"]);
-  const std::vector<std::string> expected = {"c1", "c4", "c7", "c10", "c13", "c2", "c3",
-                                             "c5", "c6", "c8", "c9", "c11", "c12", "c0"};
+  const std::vector<std::string> expected = {"c1", "c4", "c7", "c10", "c13", "c2",  "c3",
+                                             "c5", "c6", "c8", "c9",  "c11", "c12", "c0"};
   EXPECT_EQ(order, expected);
 }
 
@@ -123,8 +124,7 @@ class RecordingModel : public Classifier {
 TEST(PredictTitles, BlankTitlesAreAbstainedWithoutAskingTheModel) {
   RecordingModel model;
   // Nothing visible: empty, white space, the ideographic space, control and format characters.
-  const std::vector<Prediction> p =
-      predict_titles(model, {"", "体育新闻", " \t ", "游戏", "\u3000\u200b\x1f\ufeff"});
+  const std::vector<Prediction> p = predict_titles(model, {"", "体育新闻", " \t ", "游戏", "\u3000\u200b\x1f\ufeff"});
   ASSERT_EQ(model.asked.size(), 1u);
   EXPECT_EQ(model.asked[0], (std::vector<std::string>{"体育新闻", "游戏"}));
   ASSERT_EQ(p.size(), 5u);
