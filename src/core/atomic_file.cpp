@@ -87,6 +87,18 @@ std::string link_target(const std::string& path) {
   return t.through_proc ? path : t.path;  // /dev/stdout is written in place, not the file it is open on
 }
 
+void refuse_dotdot_through_missing(const std::string& what, const std::string& folder) {
+  fs::path walked;
+  for (const fs::path& part : fs::path(folder)) {
+    std::error_code ec;
+    if (part == ".." && !walked.empty() && !fs::exists(walked, ec)) {
+      throw UsageError(what + ": " + walked.string() +
+                       " does not exist, so the '..' after it cannot be followed; spell the folder without it");
+    }
+    walked /= part;
+  }
+}
+
 void refuse_folder_spelling(const std::string& option, const std::string& path) {
   const std::string last = fs::path(path).filename().string();
   if ((path.size() > 1 && path.back() == '/') || last == "." || last == "..") {

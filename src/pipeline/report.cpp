@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "newscls/core/atomic_file.h"
+#include "newscls/workflow/attention_workflow.h"
 #include "newscls/workflow/eval_workflow.h"
 #include "newscls/workflow/registry.h"
 #include "pipeline/stage_facts.h"

@@ -18,12 +18,12 @@
 #include "newscls/core/progress.h"
 #include "newscls/core/request_stats.h"
 #include "newscls/core/stopwatch.h"
+#include "newscls/workflow/attention_workflow.h"
 #include "newscls/workflow/predict_output.h"
 #include "newscls/workflow/registry.h"
 #include "report/svg.h"
 #include "workflow/calibration.h"
 #include "workflow/score_tally.h"
-#include "workflow/staging_folder.h"
 
 namespace fs = std::filesystem;
 
@@ -254,20 +254,6 @@ void refuse_folder_inside_bundle(const std::string& out) {
                    holder + " would then refuse to replace; name a folder outside it");
 }
 
-// "b/nosuch/../metrics.json": making the folders to reach it would leave b/nosuch/ behind (in
-// a bundle, perhaps), so a ".." after a folder that does not exist is refused.
-void refuse_dotdot_through_missing(const std::string& what, const fs::path& folder) {
-  fs::path walked;
-  for (const fs::path& part : folder) {
-    std::error_code ec;
-    if (part == ".." && !walked.empty() && !fs::exists(walked, ec)) {
-      throw UsageError(what + ": " + walked.string() +
-                       " does not exist, so the '..' after it cannot be followed; spell the folder without it");
-    }
-    walked /= part;
-  }
-}
-
 // Before any work: a file eval would write must not be one it reads (the labelled input, the
 // bundle's manifest or a payload) nor a file of the data folder it uses, --out must name a
 // file, not a folder, and not one of the files written beside it.
@@ -281,7 +267,7 @@ void refuse_outputs_over_inputs(const std::string& out, const std::string& input
   read.insert(read.end(), data_files.begin(), data_files.end());
   std::vector<std::string> written{out};
   if (!written_in_place(out)) {
-    refuse_dotdot_through_missing("eval --out " + out, fs::path(out).parent_path());
+    refuse_dotdot_through_missing("eval --out " + out, fs::path(out).parent_path().string());
     refuse_folder_inside_bundle(out);
     for (const char* side : {kPredictionsFile, kConfusionFile, kReliabilityFile, kRiskCoverageFile}) {
       if (fs::path(out).filename() == side) {
@@ -342,28 +328,6 @@ void dump_attention_of(Classifier& model, const Dataset& data, const EvalOutcome
   spdlog::info("attention of {} titles written to {}", n, dir);
 }
 
-// Before the work: a file a dump of n titles would replace that no earlier dump wrote (by
-// dir's index) is the user's own, and a folder where it writes a file cannot be replaced.
-void refuse_dump_over_others(const std::string& dir, std::size_t n) {
-  const std::size_t before = dumped_titles(dir);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (const char* extension : kDumpExtensions) {
-      const fs::path target = fs::path(dir) / (std::to_string(i) + extension);
-      std::error_code ec;
-      const fs::file_status status = fs::symlink_status(target, ec);
-      if (!fs::exists(status)) continue;
-      if (fs::is_directory(status)) {
-        throw IoError(target.string(), "is a folder where the dump writes a file; move it, or choose another --out");
-      }
-      if (i >= before) {
-        throw IoError(target.string(), std::string("was not written by an earlier dump into ") + dir + " (by its " +
-                                           kDumpIndexFile +
-                                           "); the dump would replace it: move it, or choose another --out");
-      }
-    }
-  }
-}
-
 }  // namespace
 
 std::string figure_caption(const std::string& bundle_dir, const std::string& family, const std::string& data_path) {
@@ -371,53 +335,6 @@ std::string figure_caption(const std::string& bundle_dir, const std::string& fam
   if (name.empty()) name = fs::path(bundle_dir).parent_path().filename().string();  // "dir/"
   const std::string who = name.empty() || name == family || name == "." ? family : family + " (" + name + ")";
   return who + " on " + fs::path(data_path).filename().string();
-}
-
-namespace {
-
-void dump_through_staging(Classifier& model, const std::vector<std::string>& titles, const std::string& dir) {
-  const std::size_t before = dumped_titles(dir);
-  // Moved into place only when all are written: an interrupted run leaves the earlier dump.
-  const StagingFolder staging(dir, kDumpStagingPrefix);
-  constexpr std::size_t kChunk = 16;  // a title's dump takes milliseconds: SIGINT is seen at once
-  for (std::size_t first = 0; first < titles.size(); first += kChunk) {
-    check_interrupted();
-    const auto end = titles.begin() + static_cast<std::ptrdiff_t>(std::min(titles.size(), first + kChunk));
-    model.dump_attention({titles.begin() + static_cast<std::ptrdiff_t>(first), end}, first, staging.path(), {});
-  }
-  sync_tree(staging.path());
-  // The files move one by one: until the last has, the index says the folder is a mix (and
-  // covers both dumps' files, which the next run may then replace).
-  write_file_atomic(dir + "/" + kDumpIndexFile,
-                    nlohmann::json{{"titles", std::max(before, titles.size())}, {"complete", false}}.dump() + "\n");
-  for (const fs::directory_entry& entry : fs::directory_iterator(staging.path())) {
-    fs::rename(entry.path(), fs::path(dir) / entry.path().filename());
-  }
-  // Only what the index says an earlier dump wrote: other files in the folder are the user's.
-  std::vector<fs::path> stale;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
-    const std::optional<std::size_t> index = dump_file_index(entry.path().filename().string());
-    // A folder of that name is not the dump's (it writes files): left, as the bundle's checks leave it to the user.
-    if (index && *index >= titles.size() && *index < before && !entry.is_directory()) stale.push_back(entry.path());
-  }
-  for (const fs::path& path : stale) fs::remove(path);
-  write_file_atomic(dir + "/" + kDumpIndexFile, nlohmann::json{{"titles", titles.size()}}.dump() + "\n");
-}
-
-}  // namespace
-
-void dump_attention_into(Classifier& model, const std::vector<std::string>& titles, const std::string& dir) {
-  refuse_dotdot_through_missing("attention folder " + dir, dir);
-  refuse_dump_over_others(dir, titles.size());
-  std::error_code ec;
-  const bool made = !fs::exists(dir, ec);
-  make_directories(dir);
-  try {
-    dump_through_staging(model, titles, dir);
-  } catch (...) {
-    if (made) fs::remove(dir, ec);  // the folder this run made, empty again once its staging is gone
-    throw;
-  }
 }
 
 namespace {

@@ -88,6 +88,10 @@ long pid_in_name(const std::string& name, const std::string& prefix);
 // folder would be made, then refused.
 void refuse_folder_spelling(const std::string& option, const std::string& path);
 
+// UsageError (starting with `what`) when folder has a ".." after a folder that does not exist
+// ("b/nosuch/../x"): making the folders to reach it would leave b/nosuch/ behind.
+void refuse_dotdot_through_missing(const std::string& what, const std::string& folder);
+
 // True for what AtomicOutputFile writes in place instead of replacing: "-" (stdout), a device
 // or FIFO, an open stream (/dev/stdout, /dev/fd/N: anything reached through /proc). Such a
 // path has no folder of the user's beside it.

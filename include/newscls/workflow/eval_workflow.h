@@ -69,10 +69,6 @@ struct EvalRun {
   nlohmann::json report;  // what metrics.json holds
 };
 
-// The model's attention dumps of titles into dir as 0..n-1.{json,npy,html}; the dumps of an
-// earlier, longer list there are removed, so the folder holds this list's alone.
-void dump_attention_into(Classifier& model, const std::vector<std::string>& titles, const std::string& dir);
-
 // Adds the member names of a cascade's training facts ("stages") to metrics.json's stages.
 void name_stages(nlohmann::json& metrics, const nlohmann::json& training);
 
