@@ -186,8 +186,12 @@ void write_float_state(const std::string& path, const std::vector<NamedArray>& s
   for (const NamedArray& a : state) {
     w.str(a.name);
     write_shape(w, a);
-    const std::vector<float> values = dequantized(a);
-    w.f32_array(values.data(), values.size());
+    if (a.int8.empty()) {
+      w.f32_array(a.values.data(), a.values.size());  // no copy of a float tensor
+    } else {
+      const std::vector<float> values = dequantized(a);
+      w.f32_array(values.data(), values.size());
+    }
   }
   w.finish();
 }

@@ -143,8 +143,7 @@ Matrix InferenceModel::embed(const PaddedBatch& batch) const {
       if (ids[j] < 0 || ids[j] >= arch_.vocab_size) throw UsageError("token id outside the vocabulary");
       float* row = x.row(b * t + j);
       // In the LibTorch encoder's order: token + position, then type 0, bigram, trigram.
-      std::fill(row, row + h, 0.0f);
-      add_row(row, *tokens_, ids[j], h);  // 0 + tok: tok exactly
+      add_row(row, *tokens_, ids[j], h);  // x starts at zeros: 0 + tok is tok
       add_row(row, *positions_, j, h);
       if (token_type_ != nullptr) add_row(row, *token_type_, 0, h);
       if (bigrams_ != nullptr) add_row(row, *bigrams_, bigram[static_cast<std::size_t>(j)], h);
